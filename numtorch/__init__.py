@@ -1,0 +1,40 @@
+"""numtorch: PyTorch's programming model — tensors, autograd, torch.func — on NumPy.
+
+``import numtorch as torch`` and write PyTorch. This file only re-exports.
+"""
+from ._core import dtypes as _dtypes
+from ._core.dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16, float32,  # noqa: F401
+                           float64, complex64, complex128, dtype, get_default_dtype,
+                           set_default_dtype, promote_types)
+from ._core.tensor import Tensor, Size, device  # noqa: F401
+from ._prims import ALL_PRIMITIVES as _ALL_PRIMITIVES  # noqa: F401
+from ._prims.random import Generator, default_generator  # noqa: F401
+from ._ops import methods as _methods  # noqa: F401  (attaches Tensor methods)
+from ._ops._common import result_type, broadcast_shapes, is_scalar as _is_scalar  # noqa: F401
+from ._ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,  # noqa: F401
+                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
+                            logspace, eye, manual_seed, seed, initial_seed, get_rng_state,
+                            set_rng_state, randn, rand, randint, randn_like, rand_like,
+                            randint_like, randperm, normal, bernoulli, multinomial)
+from ._ops.math import *  # noqa: F401,F403
+from ._ops.math import abs, pow, round, complex, clamp, where  # noqa: F401
+from ._ops.reduce import (sum, nansum, mean, nanmean, prod, amax, amin, max, min, argmax,  # noqa: F401
+                          argmin, aminmax, var, std, var_mean, std_mean, logsumexp, softmax,
+                          log_softmax, cumsum, cumprod, all, any, count_nonzero, norm)
+from ._ops.shape import (reshape, flatten, ravel,  # noqa: F401
+                         unflatten, squeeze, unsqueeze, permute, transpose, swapaxes, swapdims,
+                         t, adjoint, movedim, moveaxis, broadcast_to, broadcast_tensors, narrow,
+                         select, cat, concat, concatenate, stack, hstack, vstack, row_stack,
+                         dstack, column_stack, atleast_1d, atleast_2d, atleast_3d, split, chunk,
+                         tensor_split, unbind, flip, fliplr, flipud, roll, tile,
+                         repeat_interleave, clone, detach, diagonal, diag_embed, diag, diagflat,
+                         tril, triu, meshgrid)
+from ._ops.index import (gather, take_along_dim, scatter, scatter_add, index_select, index_add,  # noqa: F401
+                         masked_fill, masked_select, nonzero, argwhere, unique, index_put)
+from ._ops.linalg import (matmul, mm, bmm, mv, dot, vdot, inner, outer, ger, cross, tensordot,  # noqa: F401
+                          addmm)
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled,  # noqa: F401
+                                 inference_mode)
+from . import autograd  # noqa: F401
+
+__version__ = "0.1.0"

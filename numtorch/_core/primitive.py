@@ -1,0 +1,159 @@
+"""Primitives and `bind`: the one dispatch point of numtorch.
+
+A `Primitive` is one object carrying all of its rules (Note [Primitive rules]). `bind`
+sends a call to the innermost active interpreter that owns one of the arguments
+(Note [Interpreter stack]); with none, the NumPy `impl` runs. This module must not know
+any particular primitive or transform: those register themselves.
+"""
+from __future__ import annotations
+
+from numpy import ndarray
+
+# Note [Primitive rules]
+# Every primitive carries, in one place:
+#   impl(*arrays, **params)            NumPy evaluation; returns an ndarray (or a tuple)
+#   shape(*avals, **params)            abstract evaluation: (shape, np_dtype) or a tuple of
+#                                      them; avals have .shape and .dtype (NumPy dtype)
+#   jvp(primals, tangents, **params)   -> (outs, out_tangents); a tangent of None is zero
+#   vjp(cts, out, *primals, **params)  -> one cotangent (or None) per primal; `out` is the
+#                                      forward result, `cts` the output cotangent(s)
+#   batch(values, bdims, **params)     -> (outs, out_bdims); vmap without loops
+# Rules are written with numtorch ops, never raw NumPy, so that each rule is itself
+# differentiable and batchable: grad(grad(f)), vmap(grad(f)) and jacfwd(jacrev(f)) need
+# nothing more. Params are hashable Python values, so graphs can be compared and cached.
+# `nondiff` marks primitives whose outputs carry no derivative (comparisons, argmax,
+# random draws): their jvp/vjp are "zero" by construction, not missing.
+
+RULES = ("impl", "shape", "jvp", "vjp", "batch")
+
+
+class Primitive:
+    """A strict primitive operation with its rules attached (see Note [Primitive rules])."""
+
+    __slots__ = ("name", "impl", "shape", "jvp", "vjp", "batch", "multiple_results",
+                 "nondiff", "inplace", "__weakref__")
+
+    def __init__(self, name, *, impl=None, shape=None, jvp=None, vjp=None, batch=None,
+                 multiple_results=False, nondiff=False, register=True):
+        self.name = name
+        self.impl, self.shape, self.jvp, self.vjp, self.batch = impl, shape, jvp, vjp, batch
+        self.multiple_results = multiple_results
+        self.nondiff = nondiff
+        self.inplace = False
+        if register:
+            ALL_PRIMITIVES[name] = self
+
+    def __repr__(self):
+        return f"prims.{self.name}"
+
+    def bind(self, *args, **params):
+        return bind(self, *args, **params)
+
+    def missing_rules(self):
+        return [r for r in RULES if getattr(self, r) is None
+                and not (self.nondiff and r in ("jvp", "vjp"))]
+
+
+ALL_PRIMITIVES: dict[str, Primitive] = {}
+
+
+# ---------------------------------------------------------------------------------------
+# Note [Interpreter stack]
+# Interpreters form a stack. The eval interpreter (NumPy) is the implicit bottom; eager
+# autograd is an implicit grad level 0 just above it, active for tensors that require
+# grad while grad mode is on (PyTorch's tape, kept on the Tensor itself). Each transform
+# call (grad, jvp, vmap, trace) pushes a fresh interpreter with the next level number.
+# A tracer records the interpreter that made it, so `bind` finds the innermost (highest
+# level) interpreter among its arguments and lets it handle the call; that interpreter
+# unwraps its own tracers and binds again, which reaches the next one down. Because the
+# identity is the interpreter *object*, two nested grads never confuse their tracers
+# (perturbation confusion), and a tracer whose interpreter has been popped is detected as
+# escaped. Primitives without tensor arguments (random draws, creation) go to the top of
+# the dynamic stack instead, so vmap can see `randn` and apply its `randomness` policy.
+
+class Interpreter:
+    """Base class of transform interpreters; `process` handles one primitive call."""
+
+    __slots__ = ("level", "active", "__weakref__")
+
+    def process(self, prim, args, params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def process_nullary(self, prim, params):
+        # Most transforms leave argument-less primitives (creation, random) to the level below.
+        return bind_below(self.level, prim, params)
+
+
+STACK: list[Interpreter] = []
+
+
+class Tracer:
+    """A payload of a Tensor inside a transform. Subclasses expose .shape, .dtype."""
+
+    __slots__ = ("interp",)
+
+    requires_grad = False
+
+
+class EscapedTracerError(RuntimeError):
+    pass
+
+
+def push(interp: Interpreter) -> Interpreter:
+    interp.level = len(STACK) + 1
+    interp.active = True
+    STACK.append(interp)
+    return interp
+
+
+def pop(interp: Interpreter) -> None:
+    top = STACK.pop()
+    assert top is interp, "interpreter stack corrupted"
+    interp.active = False
+
+
+def _escaped(interp):
+    raise EscapedTracerError(
+        f"A tensor created inside a {type(interp).__name__.replace('Interpreter', '')} "
+        "transform was used after that transform returned (an escaped tracer). Return it "
+        "from the transformed function instead of storing it in a global or attribute.")
+
+
+# Hooks installed by the modules that own them (kept as module globals for speed):
+#   eval_bind(prim, args, params)   NumPy or meta evaluation   (_core/tensor.py)
+#   autograd_bind(prim, args, params) eager tape recording      (autograd/engine.py)
+#   grad_enabled()                                              (autograd/grad_mode.py)
+eval_bind = None
+autograd_bind = None
+grad_mode = [True]
+
+
+def bind(prim, *args, **params):
+    """Apply ``prim`` to Tensor ``args``: the one dispatch point (Note [Interpreter stack])."""
+    top = None
+    recording = False
+    for a in args:
+        d = a._data
+        if d.__class__ is not ndarray:
+            interp = getattr(d, "interp", None)
+            if interp is not None and (top is None or interp.level > top.level):
+                top = interp
+        if a._requires_grad:
+            recording = True
+    if top is not None:
+        if not top.active:
+            _escaped(top)
+        return top.process(prim, args, params)
+    if recording and grad_mode[0] and not prim.nondiff:
+        return autograd_bind(prim, args, params)
+    if not args and STACK:
+        return STACK[-1].process_nullary(prim, params)
+    return eval_bind(prim, args, params)
+
+
+def bind_below(level, prim, params, args=()):
+    """Bind with only interpreters below ``level`` in view (argument-less primitives)."""
+    for interp in reversed(STACK):
+        if interp.level < level:
+            return interp.process_nullary(prim, params)
+    return eval_bind(prim, args, params)

@@ -1,0 +1,439 @@
+"""The Tensor class: a payload plus autograd metadata.
+
+The payload is a NumPy array (eager), a Tracer (inside a transform) or a MetaArray
+(``device='meta'``). This module owns the payload protocol, the eval interpreter at the
+bottom of the stack, and the tensor's intrinsic properties. Math lives in ``_ops``; the
+methods that forward to it are attached by ``_ops/methods.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy import ndarray
+
+from . import dtypes as _dt
+from . import primitive as _prim
+from .meta import MetaArray
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of dimension sizes."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def __getitem__(self, item):
+        out = tuple.__getitem__(self, item)
+        return Size(out) if isinstance(item, slice) else out
+
+
+class device:
+    """``torch.device``: ``'cpu'`` or ``'meta'``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        type = str(type)
+        if ":" in type:
+            type, index = type.split(":")[0], int(type.split(":")[1])
+        if type not in ("cpu", "meta"):
+            raise RuntimeError(f"Expected one of cpu, meta device type at start of device "
+                               f"string: {type} (numtorch runs on the CPU only)")
+        self.type, self.index = type, index
+
+    def __repr__(self):
+        return f"device(type='{self.type}')"
+
+    def __str__(self):
+        return self.type
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type
+
+    def __hash__(self):
+        return hash(self.type)
+
+
+CPU = device("cpu")
+META = device("meta")
+
+
+class VersionCounter:
+    """Counts in-place writes; shared by a tensor and all its views (Note [Version counter])."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+# Note [Version counter]
+# Autograd saves the tensors a backward rule needs. If one of them is later modified in
+# place, the saved value no longer is the one the derivative was taken at. Each tensor
+# shares a counter with its views; in-place ops bump it and the backward engine compares
+# it with the value seen when the tensor was saved, raising PyTorch's error on mismatch.
+
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's semantics (``torch.Tensor``)."""
+
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_grad", "_version_counter", "_base",
+                 "_hooks", "_retains_grad", "_output_nr", "_view_fn", "_is_param", "__weakref__",
+                 "__dict__")
+
+    # Tensor(…) as a constructor behaves like torch.tensor for data, torch.empty for sizes.
+    def __new__(cls, *args, **kwargs):
+        from .._ops import creation
+        if args and not isinstance(args[0], (int, np.integer)):
+            return creation.tensor(*args, **kwargs)
+        return creation.empty(*args, **kwargs)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # -- payload ------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        """Returns the size of the tensor, or of dimension ``dim``."""
+        shape = self._data.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_canonical_dim(dim, len(shape))]
+
+    @property
+    def dtype(self) -> _dt.dtype:
+        return _dt.from_numpy(self._data.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    def dim(self) -> int:
+        return len(self._data.shape)
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    @property
+    def device(self) -> device:
+        return META if self._is_meta() else CPU
+
+    @property
+    def is_meta(self) -> bool:
+        return self._is_meta()
+
+    def _is_meta(self):
+        d = self._data
+        while True:
+            if d.__class__ is ndarray:
+                return False
+            if d.__class__ is MetaArray:
+                return True
+            d = d.inner()._data
+
+    is_cuda = False
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def element_size(self) -> int:
+        return self._data.dtype.itemsize
+
+    # -- autograd metadata ---------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        if self._requires_grad:
+            return True
+        d = self._data
+        return d.__class__ is not ndarray and d.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        """Change if autograd should record operations on this tensor (in place)."""
+        if not self.is_leaf:
+            if requires_grad:
+                self._requires_grad = True
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach().")
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients "
+                f"(got dtype {self.dtype})")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self._grad is None and not self.is_leaf and not self._retains_grad:
+            import warnings
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"grad of type {type(value).__name__}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(f"assigned grad has data of a different size: expected "
+                                   f"{list(self.shape)}, got {list(value.shape)}")
+        self._grad = value
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    @property
+    def data(self):
+        """The tensor's data, detached from autograd (shares storage)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+        self._version_counter = value._version_counter
+
+    # -- conversion ----------------------------------------------------------------------
+    def numpy(self, *, force=False) -> ndarray:
+        """Returns the tensor as a NumPy ndarray sharing its memory."""
+        d = self._data
+        if d.__class__ is not ndarray:
+            if isinstance(d, MetaArray):
+                raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            if not force:
+                _no_data_under_transform(self, "numpy()")
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return d
+
+    def item(self):
+        """Returns the value of this tensor as a standard Python number."""
+        d = self._concrete("item()")
+        if d.size != 1:
+            raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
+        return d.reshape(()).item()
+
+    def tolist(self):
+        """Returns the tensor as a (nested) list of Python numbers."""
+        return self._concrete("tolist()").tolist()
+
+    def _concrete(self, what):
+        d = self._data
+        while d.__class__ is not ndarray:
+            if isinstance(d, MetaArray):
+                raise RuntimeError(f"Tensor.{what} cannot be called on a meta tensor: it has no data")
+            d = d.concrete(what)
+        return d
+
+    def __bool__(self):
+        d = self._concrete("__bool__")
+        if d.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(d.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __len__(self):
+        shape = self._data.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        shape = self._data.shape
+        if not shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    def __array__(self, dtype=None, copy=None):
+        d = self._concrete("__array__")
+        return d if dtype is None else d.astype(dtype, copy=False)
+
+    def __repr__(self):
+        from .printing import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0 and self._data.__class__ is ndarray:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, proto):
+        from .._ops.creation import _rebuild
+        return (_rebuild, (np.array(self._concrete("pickle")), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        d = self._data
+        if d.__class__ is ndarray:
+            new = wrap(d.copy())
+        elif isinstance(d, MetaArray):
+            new = wrap(MetaArray(d.shape, d.dtype))
+        else:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol")
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        new._requires_grad = self._requires_grad
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        if self.__class__ is not Tensor:
+            new.__class__ = self.__class__
+            new.__dict__.update(self.__dict__)
+        memo[id(self)] = new
+        return new
+
+
+def _no_data_under_transform(t, what):
+    raise RuntimeError(
+        f"Tensor.{what} was called on a tensor inside a function transform (vmap, grad, ...). "
+        "Its value is not concrete there; use torch ops (e.g. torch.where instead of "
+        "data-dependent Python control flow).")
+
+
+def _canonical_dim(dim, ndim, name="dim"):
+    """Wrap a possibly negative ``dim`` into range, raising PyTorch's IndexError if out of range."""
+    lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{name} must be an int, got {type(dim).__name__}")
+    if dim < lo or dim > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
+                         f"but got {dim})")
+    return int(dim) % ndim if ndim > 0 else 0
+
+
+# ---------------------------------------------------------------------------------------
+# Construction and the eval interpreter.
+
+_new = object.__new__
+
+
+def wrap(payload, requires_grad=False) -> Tensor:
+    """Wrap a payload (ndarray, Tracer, MetaArray) into a fresh Tensor."""
+    t = _new(Tensor)
+    t._data = payload
+    t._requires_grad = requires_grad
+    t.grad_fn = None
+    t._grad = None
+    t._version_counter = VersionCounter()
+    t._base = None
+    t._hooks = None
+    t._retains_grad = False
+    t._output_nr = 0
+    t._view_fn = None
+    return t
+
+
+def wrap_array(value) -> Tensor:
+    """Wrap a NumPy result, turning NumPy scalars into 0-d arrays."""
+    if value.__class__ is not ndarray:
+        value = np.asarray(value)
+    t = _new(Tensor)
+    t._data = value
+    t._requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._version_counter = VersionCounter()
+    t._base = None
+    t._hooks = None
+    t._retains_grad = False
+    t._output_nr = 0
+    t._view_fn = None
+    return t
+
+
+def eval_bind(prim, args, params):
+    """The bottom interpreter: run ``prim.impl`` on NumPy arrays, or its shape rule on meta."""
+    arrays = [a._data for a in args]
+    for d in arrays:
+        if d.__class__ is not ndarray:
+            return _meta_eval(prim, arrays, params)
+    out = prim.impl(*arrays, **params)
+    if prim.multiple_results:
+        return tuple(wrap_array(o) for o in out)
+    if out.__class__ is not ndarray:
+        out = np.asarray(out)
+    t = _new(Tensor)
+    t._data = out
+    t._requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._version_counter = VersionCounter()
+    t._base = None
+    t._hooks = None
+    t._retains_grad = False
+    t._output_nr = 0
+    t._view_fn = None
+    return t
+
+
+def _meta_eval(prim, arrays, params):
+    if not all(isinstance(d, MetaArray) or (d.__class__ is ndarray and d.ndim == 0) for d in arrays):
+        raise RuntimeError(f"{prim.name}: Expected all tensors to be on the same device, "
+                           "but found at least two devices, meta and cpu!")
+    out = prim.shape(*arrays, **params)
+    if prim.multiple_results:
+        return tuple(wrap(MetaArray(s, d)) for s, d in out)
+    return wrap(MetaArray(*out))
+
+
+_prim.eval_bind = eval_bind

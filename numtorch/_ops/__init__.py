@@ -1,0 +1,1 @@
+"""PyTorch-semantics functions built from primitives."""

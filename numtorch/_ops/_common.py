@@ -1,0 +1,250 @@
+"""What every op needs: operand classification, promotion, broadcasting, argument checks.
+
+The ops layer turns PyTorch's friendly semantics into strict primitive calls: it promotes
+dtypes (Note [Type promotion]), inserts `broadcast_in_dim`, canonicalizes dims, and raises
+PyTorch's errors. Note [Eager fast path] explains the shortcut elementwise ops take.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numpy import ndarray
+
+from .._core import dtypes as _dt
+from .._core.primitive import bind
+from .._core.tensor import Tensor, _canonical_dim, wrap_array
+from .._prims import elementwise as E
+from .._prims import shape as S
+
+canonical_dim = _canonical_dim
+_SCALARS = (bool, int, float, complex)
+
+
+def is_scalar(x) -> bool:
+    return isinstance(x, numbers.Number) and not isinstance(x, Tensor)
+
+
+def to_tensor(x, dtype=None) -> Tensor:
+    """A Tensor for a Tensor, NumPy array or Python number (used for non-Tensor operands)."""
+    if x.__class__ is Tensor or isinstance(x, Tensor):
+        return x if dtype is None or x._data.dtype == dtype.np else convert(x, dtype)
+    if isinstance(x, ndarray):
+        arr = x
+    elif isinstance(x, np.generic):
+        arr = np.asarray(x)
+    elif is_scalar(x):
+        d = dtype or _dt.scalar_dtype(x)
+        return wrap_array(np.asarray(x, dtype=d.np))
+    else:
+        from .creation import tensor
+        return tensor(x, dtype=dtype)
+    t = wrap_array(arr if arr.dtype in _NP_OK else arr.astype(_dt.to_dtype(arr.dtype).np))
+    return t if dtype is None else convert(t, dtype)
+
+
+_NP_OK = {d.np for d in _dt.ALL}
+
+
+def check_tensor(x, name, fn):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+# ---------------------------------------------------------------------------------------
+# Promotion
+
+def _operand_class(x):
+    """(dtype, class) for promotion: 0 dimensioned tensor, 1 zero-dim tensor, 2 scalar."""
+    if isinstance(x, Tensor):
+        d = x._data
+        return _dt.from_numpy(d.dtype), (1 if len(d.shape) == 0 else 0)
+    if isinstance(x, ndarray):
+        return _dt.from_numpy(x.dtype), (1 if x.ndim == 0 else 0)
+    return _dt.scalar_dtype(x), 2
+
+
+def result_type(*operands) -> _dt.dtype:
+    """``torch.result_type``: the dtype PyTorch's promotion gives these operands."""
+    classes = ([], [], [])
+    for x in operands:
+        d, c = _operand_class(x)
+        classes[c].append(d)
+    return _dt.result_type_of(*classes)
+
+
+def convert(x: Tensor, dtype: _dt.dtype) -> Tensor:
+    if x._data.dtype == dtype.np:
+        return x
+    return bind(E.convert_element_type, x, dtype=dtype.np)
+
+
+# ---------------------------------------------------------------------------------------
+# Broadcasting
+
+def broadcast_shapes(*shapes) -> tuple:
+    """``torch.broadcast_shapes`` with PyTorch's error message."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s):
+            j = ndim - len(s) + i
+            if out[j] == 1:
+                out[j] = n
+            elif n != 1 and n != out[j]:
+                raise RuntimeError(_broadcast_message(shapes, ndim))
+    return tuple(out)
+
+
+def _broadcast_message(shapes, ndim):
+    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
+    for k in range(1, ndim + 1):
+        x = a[-k] if k <= len(a) else 1
+        y = b[-k] if k <= len(b) else 1
+        if x != 1 and y != 1 and x != y:
+            return (f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                    f"non-singleton dimension {max(len(a), len(b)) - k}")
+    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
+
+
+def broadcast_to(x: Tensor, shape) -> Tensor:
+    """Broadcast ``x`` to ``shape`` with one `broadcast_in_dim` (nothing if already there)."""
+    shape = tuple(shape)
+    xs = x._data.shape
+    if xs == shape:
+        return x
+    nd = len(shape)
+    if len(xs) > nd:
+        raise RuntimeError(f"The expanded size of the tensor ({nd}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({len(xs)})")
+    for i, n in enumerate(xs):
+        target = shape[nd - len(xs) + i]
+        if n != 1 and n != target:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target}) must match the existing size "
+                f"({n}) at non-singleton dimension {nd - len(xs) + i}.  Target sizes: "
+                f"{list(shape)}.  Tensor sizes: {list(xs)}")
+    return bind(S.broadcast_in_dim, x, shape=shape,
+                broadcast_dimensions=tuple(range(nd - len(xs), nd)))
+
+
+# ---------------------------------------------------------------------------------------
+# Note [Eager fast path]
+# With no transform active and no operand requiring grad, an elementwise op's result is
+# exactly NumPy's ufunc applied to the promoted operands: NumPy broadcasts the way
+# broadcast_in_dim would, and a Python scalar passed as-is is a "weak" operand under
+# NEP 50, just as PyTorch treats wrapped numbers. So the fast path skips the explicit
+# broadcast and the scalar-to-tensor conversion and calls the primitive's impl once. Any
+# other case takes the strict path: tensors, converts, broadcasts, and `bind`s.
+
+_PROMOTE_CACHE: dict = {}
+
+
+def _fast_dtype(key, a, b):
+    dt = _PROMOTE_CACHE.get(key)
+    if dt is None:
+        dt = _PROMOTE_CACHE[key] = result_type(a, b).np
+    return dt
+
+
+def elementwise_binary(prim, a, b, *, out_dtype=None, compute_dtype=None, name=None):
+    """Apply an elementwise binary primitive with promotion and broadcasting.
+
+    ``compute_dtype(promoted) -> dtype`` overrides the dtype the primitive runs in
+    (true division of integers runs in the default float dtype).
+    """
+    # Fast path (Note [Eager fast path]).
+    ac, bc = a.__class__, b.__class__
+    if ac is Tensor:
+        da = a._data
+        if da.__class__ is ndarray and not a._requires_grad:
+            if bc is Tensor:
+                db = b._data
+                if db.__class__ is ndarray and not b._requires_grad:
+                    key = (da.dtype, da.ndim == 0, db.dtype, db.ndim == 0, compute_dtype)
+                    dt = _PROMOTE_CACHE.get(key)
+                    if dt is None:
+                        dt = _fast_dtype(key, a, b)
+                        if compute_dtype is not None:
+                            dt = _PROMOTE_CACHE[key] = compute_dtype(_dt.from_numpy(dt)).np
+                    if da.dtype != dt:
+                        da = da.astype(dt)
+                    if db.dtype != dt:
+                        db = db.astype(dt)
+                    return _fast_call(prim, da, db, a, b)
+            elif bc in _SCALARS:
+                key = (da.dtype, da.ndim == 0, bc, compute_dtype)
+                dt = _PROMOTE_CACHE.get(key)
+                if dt is None:
+                    dt = _fast_dtype(key, a, b)
+                    if compute_dtype is not None:
+                        dt = _PROMOTE_CACHE[key] = compute_dtype(_dt.from_numpy(dt)).np
+                if da.dtype != dt:
+                    da = da.astype(dt)
+                return _fast_call(prim, da, b, a, b)
+    elif ac in _SCALARS and bc is Tensor:
+        db = b._data
+        if db.__class__ is ndarray and not b._requires_grad:
+            key = (ac, db.dtype, db.ndim == 0, compute_dtype)
+            dt = _PROMOTE_CACHE.get(key)
+            if dt is None:
+                dt = _fast_dtype(key, a, b)
+                if compute_dtype is not None:
+                    dt = _PROMOTE_CACHE[key] = compute_dtype(_dt.from_numpy(dt)).np
+            if db.dtype != dt:
+                db = db.astype(dt)
+            return _fast_call(prim, a, db, a, b)
+    return _strict_binary(prim, a, b, compute_dtype)
+
+
+def _fast_call(prim, x, y, a, b):
+    try:
+        out = prim.impl(x, y)
+    except ValueError:
+        broadcast_shapes(np.shape(x), np.shape(y))  # raises PyTorch's message
+        raise
+    except TypeError:
+        raise TypeError(f"{prim.name}: unsupported operand dtypes {_describe(a)} and "
+                        f"{_describe(b)}") from None
+    return wrap_array(out)
+
+
+def _describe(x):
+    return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__
+
+
+def _strict_binary(prim, a, b, compute_dtype):
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{prim.name}: expected at least one Tensor operand, got "
+                        f"{type(a).__name__} and {type(b).__name__}")
+    dt = result_type(a, b)
+    if compute_dtype is not None:
+        dt = compute_dtype(dt)
+    a, b = to_tensor(a, dt), to_tensor(b, dt)
+    if a._data.shape != b._data.shape:
+        shape = broadcast_shapes(a._data.shape, b._data.shape)
+        a, b = broadcast_to(a, shape), broadcast_to(b, shape)
+    return bind(prim, a, b)
+
+
+def elementwise_operands(*xs, dtype=None):
+    """Promote and broadcast any number of operands to strict primitive operands."""
+    dt = dtype or result_type(*xs)
+    ts = [to_tensor(x, dt) for x in xs]
+    shape = broadcast_shapes(*[t._data.shape for t in ts])
+    return [broadcast_to(t, shape) for t in ts]
+
+
+def float_dtype_for(d: _dt.dtype) -> _dt.dtype:
+    """Integral and bool inputs of floating ops compute in the default float dtype."""
+    return d if (d.is_floating_point or d.is_complex) else _dt.get_default_dtype()
+
+
+def unary_float(prim, x):
+    """Apply a floating-point unary primitive (integers promote to the default dtype)."""
+    if x.__class__ is not Tensor:
+        x = check_tensor(x, "input", prim.name) if not is_scalar(x) else to_tensor(x)
+    if x._data.dtype.kind not in "fc":
+        x = convert(x, _dt.get_default_dtype())
+    return bind(prim, x)

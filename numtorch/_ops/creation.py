@@ -1,0 +1,349 @@
+"""Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty, ranges, eye, random."""
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+from numpy import ndarray
+
+from .._core import dtypes as _dt
+from .._core.meta import MetaArray
+from .._core.primitive import bind
+from .._core.tensor import Tensor, device as _device, wrap, wrap_array
+from .._prims import random as R
+
+
+def _is_meta(device):
+    return device is not None and _device(device).type == "meta"
+
+
+def _finish(arr, dtype=None, device=None, requires_grad=False):
+    if _is_meta(device):
+        t = wrap(MetaArray(arr.shape, arr.dtype))
+    else:
+        t = wrap_array(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(arr: ndarray, data) -> _dt.dtype:
+    """PyTorch's dtype for Python data: float -> default, complex -> default complex."""
+    if isinstance(data, (ndarray, np.generic)):
+        return _dt.from_numpy(arr.dtype)
+    kind = arr.dtype.kind
+    if kind == "f":
+        return _dt.get_default_dtype()
+    if kind == "c":
+        return _dt.get_default_dtype().to_complex()
+    if kind == "b":
+        return _dt.bool_
+    if kind in "iu":
+        return _dt.int64
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _to_array(data):
+    if isinstance(data, Tensor):
+        return data._concrete("tensor()")
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        return np.array(_nested_values(data))
+    try:
+        return np.array(data)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"tensor(): could not convert data of type {type(data).__name__} "
+                         f"to a tensor ({e})") from None
+
+
+def _flat(data):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _nested_values(data):
+    if isinstance(data, (list, tuple)):
+        return [_nested_values(x) for x in data]
+    if isinstance(data, Tensor):
+        return data._concrete("tensor()")
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Constructs a tensor with no autograd history by copying ``data``."""
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        if data._data.__class__ is not ndarray and not isinstance(data._data, MetaArray):
+            out = data.detach().clone()
+            return out if dtype is None else out.to(dtype)
+    arr = _to_array(data)
+    if arr.dtype.kind == "O":
+        raise TypeError(f"tensor(): could not infer a numeric dtype from {type(data).__name__}")
+    d = _dt.to_dtype(dtype) if dtype is not None else _infer_dtype(arr, data)
+    arr = np.array(arr, dtype=d.np, copy=True)
+    return _finish(arr, d, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Converts ``data`` to a tensor, sharing memory with NumPy arrays and tensors when possible."""
+    if isinstance(data, Tensor):
+        out = data if dtype is None else data.to(_dt.to_dtype(dtype))
+        return out.to(device) if device is not None else out
+    if isinstance(data, ndarray) and (dtype is None or _dt.to_dtype(dtype).np == data.dtype):
+        return from_numpy(data) if not _is_meta(device) else _finish(data, None, device)
+    arr = _to_array(data)
+    d = _dt.to_dtype(dtype) if dtype is not None else _infer_dtype(arr, data)
+    return _finish(np.asarray(arr, dtype=d.np), d, device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray_):
+    """Creates a tensor that shares memory with the NumPy array ``ndarray_``."""
+    if not isinstance(ndarray_, ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray_).__name__})")
+    _dt.from_numpy(ndarray_.dtype)  # raises for unsupported dtypes
+    return wrap_array(ndarray_)
+
+
+def _rebuild(arr, requires_grad):
+    t = wrap_array(arr)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _size(size, fn="zeros"):
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, (numbers.Integral,)) or isinstance(s, bool):
+            raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, but found element "
+                            f"of type {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _dtype_or_default(dtype, default=None):
+    if dtype is None:
+        return default or _dt.get_default_dtype()
+    return _dt.to_dtype(dtype)
+
+
+def _filled(fill, size, dtype, device, requires_grad, fn):
+    shape = _size(size, fn)
+    d = _dtype_or_default(dtype)
+    if _is_meta(device):
+        t = wrap(MetaArray(shape, d.np))
+    else:
+        t = wrap_array(fill(shape, d.np))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """Returns a tensor filled with 0, of shape ``size``."""
+    return _filled(np.zeros, size, dtype, device, requires_grad, "zeros")
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """Returns a tensor filled with 1, of shape ``size``."""
+    return _filled(np.ones, size, dtype, device, requires_grad, "ones")
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          memory_format=None, pin_memory=False):
+    """Returns an uninitialized tensor of shape ``size`` (numtorch fills it with zeros)."""
+    return _filled(np.zeros, size, dtype, device, requires_grad, "empty")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
+    """Returns a tensor of shape ``size`` filled with ``fill_value``."""
+    if dtype is None:
+        dtype = _dt.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _filled(lambda s, d: np.full(s, value, dtype=d), (size,) if not isinstance(
+        size, (list, tuple)) else tuple(size), dtype, device, requires_grad, "full")
+
+
+def _like(fill):
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
+        d = _dt.to_dtype(dtype) if dtype is not None else input.dtype
+        dev = device if device is not None else input.device
+        t = _filled(fill, tuple(input.shape), d, dev, requires_grad, fill.__name__)
+        return t
+    return like
+
+
+zeros_like = _like(np.zeros)
+zeros_like.__doc__ = "Returns a tensor of zeros with the shape (and dtype) of ``input``."
+ones_like = _like(np.ones)
+ones_like.__doc__ = "Returns a tensor of ones with the shape (and dtype) of ``input``."
+empty_like = _like(np.zeros)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Returns a tensor filled with ``fill_value`` with the shape of ``input``."""
+    d = _dt.to_dtype(dtype) if dtype is not None else input.dtype
+    return full(tuple(input.shape), fill_value, dtype=d,
+                device=device if device is not None else input.device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values in [start, end) spaced by ``step``; int64 unless an argument is a float."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        dtype = _dt.int64 if all(isinstance(v, numbers.Integral) for v in vals) else \
+            _dt.get_default_dtype()
+    d = _dt.to_dtype(dtype)
+    n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
+    arr = (vals[0] + np.arange(n, dtype=np.float64 if d.is_floating_point else np.int64) * vals[2])
+    return _finish(arr.astype(d.np), d, device, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    d = _dtype_or_default(dtype)
+    arr = np.linspace(float(start), float(end), int(steps), dtype=np.float64).astype(d.np)
+    return _finish(arr, d, device, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    d = _dtype_or_default(dtype)
+    arr = np.logspace(float(start), float(end), int(steps), base=base).astype(d.np)
+    return _finish(arr, d, device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """A 2-D tensor with ones on the diagonal and zeros elsewhere."""
+    d = _dtype_or_default(dtype)
+    return _finish(np.eye(n, m if m is not None else n, dtype=d.np), d, device, requires_grad)
+
+
+# ---------------------------------------------------------------------------------------
+# Random
+
+
+def manual_seed(seed):
+    """Sets the seed of the default generator; returns it."""
+    return R.default_generator.manual_seed(seed)
+
+
+def seed():
+    return R.default_generator.seed()
+
+
+def initial_seed():
+    return R.default_generator.initial_seed()
+
+
+def get_rng_state():
+    return R.default_generator.get_state()
+
+
+def set_rng_state(state):
+    R.default_generator.set_state(state)
+
+
+def _random(prim, size, dtype, device, requires_grad, generator, fn, **params):
+    shape = _size(size, fn)
+    d = _dtype_or_default(dtype)
+    if _is_meta(device):
+        t = wrap(MetaArray(shape, d.np))
+    else:
+        t = bind(prim, shape=shape, dtype=d.np, generator=generator, **params)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """Returns a tensor of samples from the standard normal distribution."""
+    return _random(R.normal, size, dtype, device, requires_grad, generator, "randn")
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """Returns a tensor of samples from the uniform distribution on [0, 1)."""
+    return _random(R.uniform, size, dtype, device, requires_grad, generator, "rand")
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    """Random integers in [low, high) of shape ``size`` (int64 by default)."""
+    if size is None:
+        low, high, size = 0, low, high
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    if high is None:
+        low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    return _random(R.randint, (tuple(size),), dtype or _dt.int64, device, requires_grad,
+                   generator, "randint", low=int(low), high=int(high))
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad, generator=generator)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad, generator=generator)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of integers from 0 to n - 1."""
+    d = _dt.to_dtype(dtype) if dtype is not None else _dt.int64
+    return bind(R.permutation, n=int(n), shape=(int(n),), dtype=d.np, generator=generator)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None):
+    """Samples from normal distributions with the given means and standard deviations."""
+    if size is not None:
+        return randn(*size, generator=generator, dtype=dtype) * std + mean
+    like = mean if isinstance(mean, Tensor) else std
+    return randn(*like.shape, generator=generator, dtype=like.dtype) * std + mean
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """Draws 0/1 samples with probabilities ``input`` (or ``p``)."""
+    probs = input if p is None else full_like(input, p)
+    return (rand(*input.shape, generator=generator, dtype=input.dtype) < probs).to(input.dtype)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Samples indices from the rows of ``input`` treated as unnormalized probabilities."""
+    probs = input.detach().numpy() if input._data.__class__ is ndarray else input._concrete("multinomial")
+    g = (generator or R.default_generator)._np
+    rows = probs.reshape(-1, probs.shape[-1])
+    out = np.stack([g.choice(rows.shape[1], size=num_samples, replace=replacement, p=r / r.sum())
+                    for r in rows])
+    return wrap_array(out.reshape(probs.shape[:-1] + (num_samples,)).astype(np.int64))

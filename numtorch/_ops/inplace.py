@@ -1,0 +1,152 @@
+"""In-place ops (``add_``, ``copy_``, ``x[i] = v`` …): one mechanism for eager and transforms.
+
+Note [In-place ops]
+An in-place op computes its result functionally, then makes ``self`` hold it:
+- Eager, no autograd involved: NumPy writes into ``self``'s buffer (views see it) and the
+  version counter is bumped.
+- Eager autograd: the result is recomputed from a snapshot of ``self`` (so the backward
+  node saves the old value, not the buffer about to change), written into the buffer,
+  and ``self`` is rebound to the result's ``grad_fn``. If ``self`` is a view, its base is
+  rebound to "base with the view's elements replaced" (a `scatter` at the view's
+  positions, Note [Indexing by positions]), so gradients reach the base.
+- Under transforms the payload is a tracer: the same rebinding happens without a buffer
+  (functionalization). Writing a value that is more transformed than ``self`` (a batched
+  value into a tensor captured from outside vmap) raises PyTorch's error.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy import ndarray
+
+from .._core import dtypes as _dt
+from .._core import primitive as _prim
+from .._core.tensor import Tensor, wrap
+from ._common import broadcast_to, convert
+
+
+def _levels(payload):
+    out = set()
+    while payload.__class__ is not ndarray and hasattr(payload, "interp"):
+        out.add(payload.interp)
+        payload = payload.inner()._data
+    return out
+
+
+def _check_castable(self, result, name):
+    src, dst = result.dtype, self.dtype
+    if _dt._category(src) > _dt._category(dst):
+        raise RuntimeError(f"result type {src.name.capitalize()} can't be cast to the desired "
+                           f"output type {dst.name.capitalize()}")
+
+
+def _check_leaf(self):
+    if _prim.grad_mode[0]:
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        base = self._base
+        if base is not None and base.grad_fn is None and base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+
+
+def _snapshot(t: Tensor) -> Tensor:
+    s = wrap(np.array(t._data, copy=True))
+    s.grad_fn, s._output_nr, s._requires_grad = t.grad_fn, t._output_nr, t._requires_grad
+    return s
+
+
+def _fit(self, result, name):
+    if not isinstance(result, Tensor):
+        from ._common import to_tensor
+        result = to_tensor(result, self.dtype)
+    _check_castable(self, result, name)
+    shape = tuple(self._data.shape)
+    rshape = tuple(result._data.shape)
+    if rshape != shape:
+        from ._common import broadcast_shapes
+        try:
+            b = broadcast_shapes(shape, rshape)
+        except RuntimeError:
+            b = None
+        if b != shape:
+            raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+                               f"shape {list(b if b is not None else rshape)}")
+        result = broadcast_to(result, shape)
+    return convert(result, self.dtype)
+
+
+def inplace(self: Tensor, fn, name="inplace"):
+    """Run ``fn(self)`` and store the result in ``self`` (Note [In-place ops])."""
+    _check_leaf(self)
+    result = fn(self)
+    d = self._data
+    if d.__class__ is ndarray:
+        rd = result._data if isinstance(result, Tensor) else None
+        if rd is None or (rd.__class__ is ndarray and not result._requires_grad):
+            if rd is None or rd is not d:
+                _check_castable(self, result if isinstance(result, Tensor) else
+                                _scalar_tensor(result), name)
+                try:
+                    np.copyto(d, rd if rd is not None else result, casting="unsafe")
+                except ValueError:
+                    _fit(self, result, name)  # raises PyTorch's shape message
+                    raise
+            self._version_counter.value += 1
+            return self
+        if rd.__class__ is ndarray and _prim.grad_mode[0]:
+            result = fn(_snapshot(self))
+    return assign(self, _fit(self, result, name))
+
+
+def _scalar_tensor(v):
+    from ._common import to_tensor
+    return to_tensor(v)
+
+
+def assign(self: Tensor, value: Tensor) -> Tensor:
+    """Make ``self`` hold ``value`` (same shape and dtype), keeping views consistent."""
+    mine, theirs = _levels(self._data), _levels(value._data)
+    if not theirs <= mine:
+        raise RuntimeError(
+            "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
+            "Tensor `other` in extra_args that has more elements than `self`. This happened due "
+            "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please "
+            "try to use out-of-place operators instead of inplace arithmetic. (Or, inside a "
+            "grad transform: an in-place op would mutate a tensor captured from outside the "
+            "transform; copy it first with .clone().)")
+    base = self._base
+    if base is not None and (value._requires_grad or value._data.__class__ is not ndarray
+                             or base._requires_grad):
+        from .index import positions
+        from .._prims import indexing as I
+        from .shape import reshape
+        pos = self._view_fn(positions(base, (Ellipsis,)))
+        source = _snapshot(base) if base._data.__class__ is ndarray else base
+        flat = reshape(source.contiguous(), (-1,))
+        new_base = reshape(_prim.bind(I.scatter, flat, reshape(pos, (-1,)),
+                                      reshape(convert(value, base.dtype).contiguous(), (-1,)), dim=0),
+                           tuple(base.shape))
+        _store(base, new_base)
+        view = self._view_fn(base)
+        if self._data.__class__ is ndarray:
+            self.grad_fn, self._output_nr = view.grad_fn, view._output_nr
+            self._requires_grad = view._requires_grad
+        else:
+            self._data = view._data
+        self._version_counter.value += 1
+        return self
+    _store(self, value)
+    return self
+
+
+def _store(t: Tensor, value: Tensor):
+    d = t._data
+    if d.__class__ is ndarray and value._data.__class__ is ndarray:
+        if value._data is not d:
+            np.copyto(d, value._data, casting="unsafe")
+    else:
+        t._data = value._data
+    t._version_counter.value += 1
+    if value._requires_grad:
+        t.grad_fn, t._output_nr, t._requires_grad = value.grad_fn, value._output_nr, True

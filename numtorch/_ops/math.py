@@ -1,0 +1,459 @@
+"""Pointwise math with PyTorch semantics: arithmetic, unary functions, comparisons, where.
+
+Each op promotes and broadcasts its operands (``_common``) and binds one primitive, or
+decomposes into a few. Docstrings follow PyTorch's.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .._core import dtypes as _dt
+from .._core.primitive import bind
+from .._core.tensor import Tensor
+from .._prims import elementwise as E
+from ._common import (broadcast_to, check_tensor, convert, elementwise_binary,
+                      elementwise_operands, float_dtype_for, is_scalar, result_type,
+                      to_tensor, unary_float)
+
+
+# ---------------------------------------------------------------------------------------
+# Arithmetic
+
+def add(input, other, *, alpha=1, out=None):
+    """Adds ``other``, scaled by ``alpha``, to ``input``: out = input + alpha * other."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _out(elementwise_binary(E.add, input, other), out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """Subtracts ``other``, scaled by ``alpha``, from ``input``."""
+    if isinstance(input, Tensor) and input._data.dtype == np.bool_ and \
+            (not isinstance(other, Tensor) or other._data.dtype == np.bool_) and isinstance(
+            other, (Tensor, bool)):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _out(elementwise_binary(E.sub, input, other), out)
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``."""
+    return sub(other, input, alpha=alpha)
+
+
+def mul(input, other, *, out=None):
+    """Multiplies ``input`` by ``other`` elementwise, with broadcasting and type promotion."""
+    return _out(elementwise_binary(E.mul, input, other), out)
+
+
+multiply = mul
+
+
+def _true_div_dtype(d):
+    return float_dtype_for(d)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """Divides ``input`` by ``other``; ``rounding_mode`` None (true), 'trunc' or 'floor'."""
+    if rounding_mode is None:
+        return _out(elementwise_binary(E.div, input, other, compute_dtype=_true_div_dtype), out)
+    if rounding_mode == "floor":
+        if result_type(input, other).is_floating_point:
+            return floor(div(input, other))
+        return elementwise_binary(E.floor_divide, input, other)
+    if rounding_mode == "trunc":
+        if result_type(input, other).is_floating_point:
+            return trunc(div(input, other))
+        q = elementwise_binary(E.floor_divide, input, other)
+        r = elementwise_binary(E.fmod, input, other)
+        fix = logical_and(ne(r, 0), ne(lt(r, 0), lt(to_tensor(other) if is_scalar(other) else other, 0)))
+        return where(fix, q + 1, q)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found '{rounding_mode}'")
+
+
+divide = true_divide = div
+
+
+def floor_divide(input, other):
+    """``floor(input / other)`` (PyTorch ≥ 1.13 semantics)."""
+    return div(input, other, rounding_mode="floor")
+
+
+def pow(input, exponent):
+    """Takes the power of each element in ``input`` with ``exponent``."""
+    if is_scalar(input) and isinstance(exponent, Tensor):
+        return elementwise_binary(E.pow, input, exponent)
+    return elementwise_binary(E.pow, input, exponent)
+
+
+float_power = lambda input, exponent: pow(to_tensor(input, _dt.float64) if isinstance(
+    input, Tensor) else input, to_tensor(exponent, _dt.float64) if isinstance(exponent, Tensor)
+    else exponent)  # noqa: E731
+
+
+def fmod(input, other):
+    """C-style remainder (sign of the dividend)."""
+    return elementwise_binary(E.fmod, input, other)
+
+
+def remainder(input, other):
+    """Python-style modulus (sign of the divisor)."""
+    return elementwise_binary(E.remainder, input, other)
+
+
+def maximum(input, other):
+    """Elementwise maximum of ``input`` and ``other``."""
+    return elementwise_binary(E.maximum, input, other)
+
+
+def minimum(input, other):
+    """Elementwise minimum of ``input`` and ``other``."""
+    return elementwise_binary(E.minimum, input, other)
+
+
+fmax, fmin = maximum, minimum
+
+
+def atan2(input, other):
+    """Elementwise arctangent of ``input / other`` with the quadrant chosen by the signs."""
+    return elementwise_binary(E.atan2, input, other, compute_dtype=float_dtype_for)
+
+
+arctan2 = atan2
+
+
+def neg(input):
+    """Returns the negative of the elements of ``input``."""
+    check_tensor(input, "input", "neg")
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+    return bind(E.neg, input)
+
+
+negative = neg
+
+
+def positive(input):
+    return input
+
+
+def abs(input):
+    """Computes the absolute value of each element."""
+    check_tensor(input, "input", "abs")
+    if input._data.dtype.kind == "c":
+        return sqrt(real(input) ** 2 + imag(input) ** 2)
+    return bind(E.abs, input)
+
+
+absolute = abs
+
+
+def sign(input):
+    """Returns the sign (-1, 0, 1) of each element."""
+    return bind(E.sign, check_tensor(input, "input", "sign"))
+
+
+def sgn(input):
+    return sign(input)
+
+
+def _rounding(prim):
+    def op(input):
+        check_tensor(input, "input", prim.name)
+        if input._data.dtype.kind in "iub":
+            return input.clone()
+        return bind(prim, input)
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise {prim.name}; integer tensors are returned unchanged."
+    return op
+
+
+floor, ceil, trunc = _rounding(E.floor), _rounding(E.ceil), _rounding(E.trunc)
+fix = trunc
+
+
+def round(input, *, decimals=0):
+    """Rounds half to even, as PyTorch does; ``decimals`` scales before rounding."""
+    check_tensor(input, "input", "round")
+    if input._data.dtype.kind in "iub":
+        return input.clone()
+    if decimals:
+        scale = 10.0 ** decimals
+        return bind(E.round, input * scale) / scale
+    return bind(E.round, input)
+
+
+def frac(input):
+    return input - trunc(input)
+
+
+def _unary(prim, doc):
+    def op(input, *, out=None):
+        return _out(unary_float(prim, input), out)
+    op.__name__ = prim.name
+    op.__doc__ = doc
+    return op
+
+
+exp = _unary(E.exp, "Returns the exponential of the elements of ``input``.")
+exp2 = _unary(E.exp2, "Computes 2 to the power of each element.")
+expm1 = _unary(E.expm1, "Computes exp(x) - 1 accurately for small x.")
+log = _unary(E.log, "Returns the natural logarithm of the elements of ``input``.")
+log2 = _unary(E.log2, "Base-2 logarithm of each element.")
+log10 = _unary(E.log10, "Base-10 logarithm of each element.")
+log1p = _unary(E.log1p, "Computes log(1 + x) accurately for small x.")
+sqrt = _unary(E.sqrt, "Returns the square root of the elements of ``input``.")
+rsqrt = _unary(E.rsqrt, "Returns the reciprocal of the square root of each element.")
+sin = _unary(E.sin, "Returns the sine of the elements of ``input``.")
+cos = _unary(E.cos, "Returns the cosine of the elements of ``input``.")
+tan = _unary(E.tan, "Returns the tangent of the elements of ``input``.")
+asin = arcsin = _unary(E.asin, "Returns the arcsine of the elements of ``input``.")
+acos = arccos = _unary(E.acos, "Returns the arccosine of the elements of ``input``.")
+atan = arctan = _unary(E.atan, "Returns the arctangent of the elements of ``input``.")
+sinh = _unary(E.sinh, "Hyperbolic sine of each element.")
+cosh = _unary(E.cosh, "Hyperbolic cosine of each element.")
+tanh = _unary(E.tanh, "Returns the hyperbolic tangent of the elements of ``input``.")
+asinh = arcsinh = _unary(E.asinh, "Inverse hyperbolic sine of each element.")
+acosh = arccosh = _unary(E.acosh, "Inverse hyperbolic cosine of each element.")
+atanh = arctanh = _unary(E.atanh, "Inverse hyperbolic tangent of each element.")
+sigmoid = _unary(E.sigmoid, "Computes the logistic sigmoid 1 / (1 + exp(-x)).")
+erf = _unary(E.erf, "Computes the error function of each element.")
+
+
+def reciprocal(input):
+    """Returns 1 / input elementwise (integers promote to the default float dtype)."""
+    return div(1, input)
+
+
+def square(input):
+    """Returns input * input."""
+    return mul(input, input)
+
+
+def erfc(input):
+    return 1 - erf(input)
+
+
+def logit(input, eps=None):
+    if eps is not None:
+        input = clamp(input, eps, 1 - eps)
+    return log(input / (1 - input))
+
+
+def xlogy(input, other):
+    """``input * log(other)``, zero where ``input`` is zero."""
+    x, y = elementwise_operands(input, other, dtype=float_dtype_for(result_type(input, other)))
+    return where(x == 0, zeros_like_(x), x * log(y))
+
+
+def zeros_like_(x):
+    from .creation import zeros_like
+    return zeros_like(x)
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``."""
+    return input + weight * (end - input)
+
+
+def hypot(input, other):
+    return sqrt(input * input + other * other)
+
+
+def logaddexp(input, other):
+    m = maximum(input, other)
+    m = where(isinf(m), zeros_like_(m), m).detach()
+    return m + log(exp(input - m) + exp(other - m))
+
+
+def real(input):
+    """The real part of a complex tensor (the tensor itself for real tensors)."""
+    return bind(E.real, input) if input._data.dtype.kind == "c" else input
+
+
+def imag(input):
+    """The imaginary part of a complex tensor."""
+    if input._data.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return bind(E.imag, input)
+
+
+def conj(input):
+    """Complex conjugate (the tensor itself for real tensors)."""
+    return bind(E.conj, input) if input._data.dtype.kind == "c" else input
+
+
+conj_physical = resolve_conj = conj
+
+
+def complex(real, imag):
+    """Builds a complex tensor from real and imaginary parts of the same float dtype."""
+    if real.dtype != imag.dtype or not real.dtype.is_floating_point:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{real.dtype} and {imag.dtype}")
+    a, b = elementwise_operands(real, imag)
+    return bind(E.complex_, a, b)
+
+
+def clamp(input, min=None, max=None):
+    """Clamps all elements of ``input`` into the range [min, max]."""
+    check_tensor(input, "input", "clamp")
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    out = input
+    if min is not None:
+        out = maximum(out, min) if not is_scalar(min) else _clamp_scalar(out, min, E.maximum)
+    if max is not None:
+        out = minimum(out, max) if not is_scalar(max) else _clamp_scalar(out, max, E.minimum)
+    return out
+
+
+def _clamp_scalar(x, bound, prim):
+    # A scalar bound must not change the tensor's dtype (clamp(int_tensor, 0.5) stays int
+    # in PyTorch only for the result type; gradient goes to x where it is inside the range).
+    dt = result_type(x, bound)
+    b = to_tensor(bound, dt)
+    x = convert(x, dt)
+    b = broadcast_to(b, x._data.shape)
+    if prim is E.maximum:
+        return where(x >= b, x, b)
+    return where(x <= b, x, b)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+# ---------------------------------------------------------------------------------------
+# Comparisons and logic
+
+def _compare(prim):
+    def op(input, other):
+        return elementwise_binary(prim, input, other)
+    op.__name__ = prim.name
+    op.__doc__ = f"Computes ``input {prim.name} other`` elementwise, returning a bool tensor."
+    return op
+
+
+eq, ne, lt, le, gt, ge = (_compare(p) for p in (E.eq, E.ne, E.lt, E.le, E.gt, E.ge))
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def _logical(prim):
+    def op(input, other):
+        a, b = elementwise_operands(input, other)
+        return bind(prim, convert(a, _dt.bool_), convert(b, _dt.bool_))
+    op.__name__ = prim.name
+    op.__doc__ = f"Computes the elementwise {prim.name} of the operands, treating nonzero as True."
+    return op
+
+
+logical_and, logical_or, logical_xor = (_logical(p) for p in (E.logical_and, E.logical_or, E.logical_xor))
+
+
+def logical_not(input):
+    """Elementwise logical NOT; nonzero is True."""
+    return bind(E.logical_not, convert(input, _dt.bool_))
+
+
+def _bitwise(prim):
+    def op(input, other):
+        dt = result_type(input, other)
+        if dt.is_floating_point or dt.is_complex:
+            raise RuntimeError(f"\"{prim.name}_cpu\" not implemented for '{dt.name.capitalize()}'")
+        return elementwise_binary(prim, input, other)
+    op.__name__ = prim.name
+    return op
+
+
+bitwise_and, bitwise_or, bitwise_xor = (_bitwise(p) for p in (E.bitwise_and, E.bitwise_or, E.bitwise_xor))
+
+
+def bitwise_not(input):
+    if input._data.dtype.kind in "fc":
+        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{input.dtype}'")
+    if input._data.dtype == np.bool_:
+        return logical_not(input)
+    return bind(E.bitwise_not, input)
+
+
+def isnan(input):
+    """Returns a bool tensor that is True where ``input`` is NaN."""
+    return bind(E.isnan, input)
+
+
+def isinf(input):
+    return bind(E.isinf, input)
+
+
+def isfinite(input):
+    return bind(E.isfinite, input)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True where |input - other| <= atol + rtol * |other| elementwise."""
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    a, b = elementwise_operands(input, other)
+    if a._data.dtype.kind not in "fc":
+        a, b = convert(a, _dt.float64), convert(b, _dt.float64)
+    close = eq(a, b) | ((abs(a - b) <= atol + rtol * abs(b)) & isfinite(a) & isfinite(b))
+    if equal_nan:
+        close = close | (isnan(a) & isnan(b))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether all elements of ``input`` and ``other`` are close (see ``isclose``)."""
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other) -> bool:
+    """True if the two tensors have the same size and elements."""
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return builtins.bool(eq(input, other).all())
+
+
+def where(condition, input=None, other=None):
+    """Selects from ``input`` where ``condition`` is True, else from ``other``."""
+    if input is None and other is None:
+        from .index import nonzero
+        return nonzero(condition, as_tuple=True)
+    check_tensor(condition, "condition", "where")
+    if condition._data.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype}")
+    dt = result_type(input, other)
+    x, y = to_tensor(input, dt), to_tensor(other, dt)
+    shape = _broadcast3(condition, x, y)
+    return bind(E.select, broadcast_to(condition, shape), broadcast_to(x, shape), broadcast_to(y, shape))
+
+
+def _broadcast3(c, x, y):
+    from ._common import broadcast_shapes
+    return broadcast_shapes(c._data.shape, x._data.shape, y._data.shape)
+
+
+def _out(result, out):
+    if out is None:
+        return result
+    out.copy_(result) if tuple(out.shape) == tuple(result.shape) else out.resize_as_(result).copy_(result)
+    return out

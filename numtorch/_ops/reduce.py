@@ -1,0 +1,299 @@
+"""Reductions with PyTorch semantics: sum/mean/prod/max/min/std/var/logsumexp/softmax, …
+
+``dim`` may be None, an int or a tuple; ``keepdim`` keeps reduced dims as size 1.
+Integer and bool sums accumulate in int64, as in PyTorch.
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from .._core import dtypes as _dt
+from .._core.primitive import bind
+from .._core.tensor import Tensor
+from .._prims import reduction as Rd
+from ._common import canonical_dim, check_tensor, convert, float_dtype_for
+
+values_indices = collections.namedtuple("return_types", ["values", "indices"])
+
+
+def _axes(x, dim, fn):
+    nd = x.ndim
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(nd))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    axes = tuple(sorted(canonical_dim(d, nd) for d in dims))
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
+    return axes
+
+
+def _keep(out, x, axes, keepdim):
+    if not keepdim or not axes:
+        return out
+    shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    return out.reshape(shape)
+
+
+def _reduce(prim, x, dim, keepdim, fn):
+    axes = _axes(x, dim, fn)
+    if x.ndim == 0:
+        return prim.bind(x, axes=()) if prim is not Rd.reduce_sum else x.clone()
+    return _keep(bind(prim, x, axes=axes), x, axes, keepdim)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Returns the sum of ``input`` over ``dim`` (all elements if None)."""
+    check_tensor(input, "input", "sum")
+    if dtype is not None:
+        input = convert(input, _dt.to_dtype(dtype))
+    elif input._data.dtype.kind in "iub":
+        input = convert(input, _dt.int64)
+    return _reduce(Rd.reduce_sum, input, dim, keepdim, "sum")
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    from .math import isnan, where
+    return sum(where(isnan(input), 0.0, input), dim, keepdim, dtype=dtype)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Returns the mean of ``input`` over ``dim``; requires a floating or complex dtype."""
+    check_tensor(input, "input", "mean")
+    if dtype is not None:
+        input = convert(input, _dt.to_dtype(dtype))
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {input.dtype.name.capitalize()}")
+    axes = _axes(input, dim, "mean")
+    n = 1
+    for a in axes:
+        n *= input.shape[a]
+    return sum(input, dim, keepdim) / n if n else sum(input, dim, keepdim) * float("nan")
+
+
+def nanmean(input, dim=None, keepdim=False):
+    from .math import isnan, logical_not
+    mask = logical_not(isnan(input))
+    return nansum(input, dim, keepdim) / sum(mask, dim, keepdim)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Returns the product of the elements of ``input`` over ``dim``."""
+    check_tensor(input, "input", "prod")
+    if dtype is not None:
+        input = convert(input, _dt.to_dtype(dtype))
+    elif input._data.dtype.kind in "iub":
+        input = convert(input, _dt.int64)
+    if dim is not None and isinstance(dim, (tuple, list)):
+        raise TypeError("prod(): argument 'dim' must be int, not tuple")
+    return _reduce(Rd.reduce_prod, input, dim, keepdim, "prod")
+
+
+def amax(input, dim=(), keepdim=False):
+    """Maximum over ``dim``; the gradient is split evenly among ties."""
+    _check_nonempty(input, dim, "amax")
+    return _reduce(Rd.reduce_max, input, dim if dim != () else None, keepdim, "amax")
+
+
+def amin(input, dim=(), keepdim=False):
+    """Minimum over ``dim``; the gradient is split evenly among ties."""
+    _check_nonempty(input, dim, "amin")
+    return _reduce(Rd.reduce_min, input, dim if dim != () else None, keepdim, "amin")
+
+
+def _check_nonempty(x, dim, fn):
+    if x.numel() == 0 and dim in (None, ()):
+        raise RuntimeError(f"{fn}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+
+
+def _extremum(arg_prim, red_prim, fn):
+    def op(input, dim=None, keepdim=False, *, other=None):
+        check_tensor(input, "input", fn)
+        if isinstance(dim, Tensor):  # max(input, other)
+            from .math import maximum, minimum
+            return (maximum if fn == "max" else minimum)(input, dim)
+        if dim is None:
+            _check_nonempty(input, None, fn)
+            return _reduce(red_prim, input, None, False, fn)
+        d = canonical_dim(dim, input.ndim)
+        if input.ndim == 0:
+            return values_indices(input.clone(), _zeros_index())
+        if input.shape[d] == 0:
+            raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
+        idx = bind(arg_prim, input, axis=d)
+        from .index import gather
+        values = gather(input, d, idx.unsqueeze(d)).squeeze(d)
+        if keepdim:
+            return values_indices(values.unsqueeze(d), idx.unsqueeze(d))
+        return values_indices(values, idx)
+    op.__name__ = fn
+    op.__doc__ = (f"Returns the {fn}imum of ``input``; with ``dim``, a namedtuple (values, "
+                  f"indices) whose gradient flows to the selected element.")
+    return op
+
+
+def _zeros_index():
+    from .creation import zeros
+    return zeros((), dtype=_dt.int64)
+
+
+max = _extremum(Rd.argmax, Rd.reduce_max, "max")
+min = _extremum(Rd.argmin, Rd.reduce_min, "min")
+
+
+def _arg(prim, fn):
+    def op(input, dim=None, keepdim=False):
+        check_tensor(input, "input", fn)
+        if input.numel() == 0:
+            raise RuntimeError(f"{fn}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0.")
+        if dim is None:
+            return bind(prim, input.reshape(-1), axis=0)
+        d = canonical_dim(dim, input.ndim)
+        if input.ndim == 0:
+            return _zeros_index()
+        out = bind(prim, input, axis=d)
+        return out.unsqueeze(d) if keepdim else out
+    op.__name__ = fn
+    op.__doc__ = f"Returns the indices of the {fn[3:]}imum values of ``input`` along ``dim``."
+    return op
+
+
+argmax = _arg(Rd.argmax, "argmax")
+argmin = _arg(Rd.argmin, "argmin")
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return collections.namedtuple("aminmax", ["min", "max"])(
+        amin(input, dim if dim is not None else (), keepdim),
+        amax(input, dim if dim is not None else (), keepdim))
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim`` with Bessel's correction by default (``correction=1``)."""
+    check_tensor(input, "input", "var")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    if isinstance(dim, bool):
+        correction, dim = (1 if dim else 0), None
+    axes = _axes(input, dim, "var")
+    n = 1
+    for a in axes:
+        n *= input.shape[a]
+    mu = mean(input, dim, keepdim=True)
+    d = input - mu
+    from .math import abs as _abs
+    sq = d * d if not input.is_complex() else _abs(d) ** 2
+    return sum(sq, dim, keepdim) / np.maximum(n - correction, 0)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over ``dim`` (see ``var``)."""
+    from .math import sqrt
+    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over ``dim``, computed stably."""
+    from .math import exp, isinf, log, where
+    input = convert(input, float_dtype_for(input.dtype))
+    m = amax(input, dim, keepdim=True).detach()
+    m = where(isinf(m), 0.0, m)
+    out = log(sum(exp(input - m), dim, keepdim=True)) + m
+    return out if keepdim else out.squeeze(_axes(input, dim, "logsumexp"))
+
+
+def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    """Softmax over ``dim``: exp(x) / sum(exp(x))."""
+    from .math import exp
+    if dtype is not None:
+        input = convert(input, _dt.to_dtype(dtype))
+    dim = _implicit_dim(input, dim, "softmax")
+    e = exp(input - amax(input, dim, keepdim=True).detach())
+    return e / sum(e, dim, keepdim=True)
+
+
+def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    """log(softmax(x)) over ``dim``, computed stably."""
+    if dtype is not None:
+        input = convert(input, _dt.to_dtype(dtype))
+    dim = _implicit_dim(input, dim, "log_softmax")
+    return input - logsumexp(input, dim, keepdim=True)
+
+
+def _implicit_dim(x, dim, fn):
+    if dim is None:
+        import warnings
+        warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call "
+                      "to include dim=X as an argument.", UserWarning, stacklevel=4)
+        return 0 if x.ndim in (0, 1, 3) else 1
+    return dim
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Cumulative sum of ``input`` along ``dim``."""
+    if dtype is not None:
+        input = convert(input, _dt.to_dtype(dtype))
+    elif input._data.dtype.kind in "iub":
+        input = convert(input, _dt.int64)
+    if input.ndim == 0:
+        return input.clone()
+    return bind(Rd.cumsum, input, axis=canonical_dim(dim, input.ndim))
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Cumulative product along ``dim`` (as exp(cumsum(log|x|)) with signs; zeros exact)."""
+    from .math import where
+    if dtype is not None:
+        input = convert(input, _dt.to_dtype(dtype))
+    d = canonical_dim(dim, input.ndim)
+    n = input.shape[d]
+    outs, acc = [], None
+    for i in range(n):
+        xi = input.select(d, i)
+        acc = xi if acc is None else acc * xi
+        outs.append(acc)
+    from .shape import stack
+    return stack(outs, d) if outs else input.clone()
+
+
+def all(input, dim=None, keepdim=False):
+    """Tests if all elements evaluate to True."""
+    from .math import logical_not
+    b = convert(input, _dt.bool_)
+    return logical_not(any(logical_not(b), dim, keepdim))
+
+
+def any(input, dim=None, keepdim=False):
+    """Tests if any element evaluates to True."""
+    b = convert(input, _dt.bool_)
+    if input.numel() == 0:
+        return convert(sum(b, dim, keepdim), _dt.bool_)
+    return _reduce(Rd.reduce_max, b, dim, keepdim, "any")
+
+
+def count_nonzero(input, dim=None):
+    return sum(convert(input, _dt.bool_), dim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector or Frobenius norm (see ``numtorch.linalg.vector_norm``)."""
+    from .linalg import vector_norm
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        from .linalg import matrix_norm
+        return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim)
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)

@@ -1,0 +1,610 @@
+"""Shape and view ops: reshape/view, permute, transpose, expand, squeeze, cat, stack, split, …
+
+Note [Views]
+Eager mode keeps NumPy's aliasing: a view op returns a tensor whose array is a NumPy view
+of its base, so in-place writes through either are seen by both. `_as_view` records the
+base, shares the version counter (Note [Version counter]) and keeps a function that
+replays the view on a new base; in-place ops under transforms use it to write a view's
+new value back into its base functionally (see ``_ops/inplace.py``).
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+from numpy import ndarray
+
+from .._core import dtypes as _dt
+from .._core.primitive import Primitive, bind
+from .._core.tensor import Tensor, wrap
+from .._prims import shape as S
+from ._common import (broadcast_shapes, broadcast_to as _broadcast_to, canonical_dim,
+                      check_tensor, convert, result_type)
+
+
+def _as_view(out: Tensor, base: Tensor, fn) -> Tensor:
+    if out is base:
+        return out
+    root = base._base if base._base is not None else base
+    parent_fn = base._view_fn
+    out._base = root
+    out._version_counter = base._version_counter
+    out._view_fn = fn if parent_fn is None else (lambda b: fn(parent_fn(b)))
+    return out
+
+
+def _infer_shape(shape, numel):
+    shape = list(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _reshape(x, shape):
+    if x._data.shape == shape:
+        return x
+    return bind(S.reshape, x, new_shape=shape)
+
+
+def reshape(input, *shape):
+    """Returns a tensor with the same data and number of elements as ``input`` in ``shape``."""
+    shape = _infer_shape(_shape_args(shape), input.numel())
+    out = _reshape(input, shape)
+    d, base = out._data, input._data
+    if d.__class__ is ndarray and base.__class__ is ndarray and not np.may_share_memory(d, base):
+        return out  # NumPy had to copy: not a view, as in PyTorch
+    return _as_view(out, input, lambda b: _reshape(b, shape))
+
+
+def view(input, *shape):
+    """A view of ``input`` with a new shape; fails if the memory layout does not allow it."""
+    if len(shape) == 1 and isinstance(shape[0], (_dt.dtype, type)) or (
+            len(shape) == 1 and isinstance(shape[0], str)):
+        return _view_dtype(input, shape[0])
+    shape = _infer_shape(_shape_args(shape), input.numel())
+    d = input._data
+    if d.__class__ is ndarray and d.shape != shape:
+        try:
+            v = d.view()
+            v.shape = shape
+        except AttributeError:
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+            ) from None
+    return _as_view(_reshape(input, shape), input, lambda b: _reshape(b, shape))
+
+
+def _view_dtype(input, dtype):
+    d = _dt.to_dtype(dtype)
+    return wrap(input._concrete("view(dtype)").view(d.np))
+
+
+def view_as(input, other):
+    return view(input, tuple(other.shape))
+
+
+def reshape_as(input, other):
+    return reshape(input, tuple(other.shape))
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Flattens dims ``start_dim`` through ``end_dim`` into one."""
+    nd = input.ndim
+    if nd == 0:
+        return reshape(input, (1,))
+    s, e = canonical_dim(start_dim, nd), canonical_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = tuple(input.shape)
+    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+def ravel(input):
+    return flatten(input)
+
+
+def unflatten(input, dim, sizes):
+    d = canonical_dim(dim, input.ndim)
+    shape = tuple(input.shape)
+    sizes = list(sizes)
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        sizes[sizes.index(-1)] = shape[d] // known
+    if math.prod(sizes) != shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+                           f"of dim {dim} ({shape[d]}) in the input tensor")
+    return view(input, shape[:d] + tuple(sizes) + shape[d + 1:])
+
+
+def squeeze(input, dim=None):
+    """Removes dims of size 1 (all of them, or those in ``dim``)."""
+    shape = tuple(input.shape)
+    if dim is None:
+        dims = {i for i, s in enumerate(shape) if s == 1}
+    else:
+        dims = {canonical_dim(d, len(shape)) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        dims = {d for d in dims if len(shape) and shape[d] == 1}
+    new = tuple(s for i, s in enumerate(shape) if i not in dims)
+    return _as_view(_reshape(input, new), input, lambda b: _reshape(b, new))
+
+
+def unsqueeze(input, dim):
+    """Inserts a dimension of size 1 at ``dim``."""
+    shape = tuple(input.shape)
+    d = canonical_dim(dim, len(shape) + 1)
+    new = shape[:d] + (1,) + shape[d:]
+    return _as_view(_reshape(input, new), input, lambda b: _reshape(b, new))
+
+
+def _transpose(x, perm):
+    if perm == tuple(range(len(perm))):
+        return x
+    return bind(S.transpose, x, permutation=perm)
+
+
+def permute(input, *dims):
+    """Returns a view of ``input`` with its dimensions permuted."""
+    dims = _shape_args(dims)
+    nd = input.ndim
+    if len(dims) != nd:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
+    perm = tuple(canonical_dim(d, nd) for d in dims)
+    if len(set(perm)) != nd:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _as_view(_transpose(input, perm), input, lambda b: _transpose(b, perm))
+
+
+def transpose(input, dim0, dim1):
+    """Returns a view with dimensions ``dim0`` and ``dim1`` swapped."""
+    nd = input.ndim
+    if nd == 0:
+        return input
+    a, b = canonical_dim(dim0, nd), canonical_dim(dim1, nd)
+    perm = list(range(nd))
+    perm[a], perm[b] = perm[b], perm[a]
+    return permute(input, perm)
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input):
+    """Transposes a tensor of at most 2 dimensions."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return transpose(input, 0, 1) if input.ndim == 2 else input
+
+
+def adjoint(input):
+    from .math import conj
+    return conj(transpose(input, -2, -1))
+
+
+def movedim(input, source, destination):
+    """Moves the dimension(s) ``source`` to position(s) ``destination``."""
+    nd = input.ndim
+    src = [canonical_dim(s, nd) for s in (source if isinstance(source, (tuple, list)) else (source,))]
+    dst = [canonical_dim(s, nd) for s in (destination if isinstance(destination, (tuple, list)) else (destination,))]
+    if len(src) != len(dst):
+        raise RuntimeError("movedim: Invalid source or destination dims: source and destination "
+                           "must have the same number of dims")
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, order)
+
+
+moveaxis = movedim
+
+
+def expand(input, *sizes):
+    """Returns a view with singleton dimensions expanded to ``sizes`` (-1 keeps a size)."""
+    sizes = _shape_args(sizes)
+    shape = tuple(input.shape)
+    if len(sizes) < len(shape):
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the "
+                           f"number of sizes provided ({len(sizes)}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({len(shape)})")
+    off = len(sizes) - len(shape)
+    target = tuple(shape[i - off] if s == -1 and i >= off else s for i, s in enumerate(sizes))
+    return _as_view(_broadcast_to(input, target), input, lambda b: _broadcast_to(b, target))
+
+
+def expand_as(input, other):
+    return expand(input, tuple(other.shape))
+
+
+def broadcast_to(input, size):
+    """Broadcasts ``input`` to the shape ``size``."""
+    return expand(input, tuple(size))
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*[tuple(t.shape) for t in tensors])
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def _slice(x, starts, limits, strides):
+    if all(s == 0 for s in starts) and limits == x._data.shape and all(st == 1 for st in strides):
+        return x
+    return bind(S.slice_p, x, start_indices=starts, limit_indices=limits, strides=strides)
+
+
+def narrow(input, dim, start, length):
+    """Returns a view of ``input`` narrowed to ``length`` elements from ``start`` along ``dim``."""
+    d = canonical_dim(dim, input.ndim)
+    n = input.shape[d]
+    if start < 0:
+        start += n
+    if start < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return slice_dim(input, d, start, start + length, 1)
+
+
+def slice_dim(x, dim, start, stop, step=1):
+    """View of x[..., start:stop:step, ...] along ``dim`` (Python slice semantics)."""
+    shape = tuple(x.shape)
+    start, stop, step = builtins.slice(start, stop, step).indices(shape[dim])
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    stop = builtins.max(stop, start)
+    starts = tuple(start if i == dim else 0 for i in range(len(shape)))
+    limits = tuple(stop if i == dim else s for i, s in enumerate(shape))
+    strides = tuple(step if i == dim else 1 for i in range(len(shape)))
+    return _as_view(_slice(x, starts, limits, strides), x, lambda b: _slice(b, starts, limits, strides))
+
+
+def select(input, dim, index):
+    """Slices ``input`` along ``dim`` at ``index``, removing that dimension (a view)."""
+    nd = input.ndim
+    if nd == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = canonical_dim(dim, nd)
+    n = input.shape[d]
+    index = int(index)
+    if index < -n or index >= n:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    index %= n
+    return squeeze(slice_dim(input, d, index, index + 1), d)
+
+
+def _cat_operands(tensors, fn):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): argument 'tensors' must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if len(tensors) == 0:
+        raise RuntimeError(f"{fn}(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}(): expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    dt = result_type(*tensors) if len(tensors) > 1 else tensors[0].dtype
+    return [convert(t, dt) for t in tensors]
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Concatenates tensors along an existing dimension ``dim``."""
+    ts = _cat_operands(tensors, "cat")
+    ts = [t for t in ts if not (t.ndim == 1 and t.shape[0] == 0)] or ts[:1]
+    nd = ts[0].ndim
+    d = canonical_dim(dim, nd)
+    ref = tuple(ts[0].shape)
+    for i, t in enumerate(ts):
+        s = tuple(t.shape)
+        if len(s) != nd:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {len(s)}")
+        for k in range(nd):
+            if k != d and s[k] != ref[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref[k]} but got size {s[k]} for tensor "
+                                   f"number {i} in the list.")
+    if len(ts) == 1:
+        return ts[0].clone()
+    return bind(S.concatenate, *ts, dim=d)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Concatenates tensors along a new dimension ``dim``; all must have the same shape."""
+    ts = _cat_operands(tensors, "stack")
+    shape = tuple(ts[0].shape)
+    for i, t in enumerate(ts):
+        if tuple(t.shape) != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} "
+                               f"at entry 0 and {list(t.shape)} at entry {i}")
+    d = canonical_dim(dim, len(shape) + 1)
+    return cat([unsqueeze(t, d) for t in ts], d)
+
+
+def hstack(tensors):
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return cat([atleast_3d(t) for t in tensors], 2)
+
+
+def column_stack(tensors):
+    return hstack([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors])
+
+
+def atleast_1d(input):
+    return reshape(input, (1,)) if input.ndim == 0 else input
+
+
+def atleast_2d(input):
+    return reshape(input, (1,) * (2 - input.ndim) + tuple(input.shape)) if input.ndim < 2 else input
+
+
+def atleast_3d(input):
+    if input.ndim >= 3:
+        return input
+    if input.ndim == 2:
+        return unsqueeze(input, -1)
+    return reshape(input, (1, input.numel(), 1))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Splits ``tensor`` into chunks of a given size, or of the given sizes, along ``dim``."""
+    d = canonical_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [builtins.min(step, n - i) for i in range(0, n, step)] if n else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(tensor, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    """Splits ``input`` into ``chunks`` pieces (the last may be smaller)."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = input.shape[canonical_dim(dim, input.ndim)]
+    return split(input, builtins.max(1, -(-n // chunks)), dim)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    d = canonical_dim(dim, input.ndim)
+    n = input.shape[d]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+    else:
+        idx = [0] + [builtins.min(builtins.max(i, 0), n) for i in indices_or_sections] + [n]
+        sizes = [builtins.max(0, b - a) for a, b in zip(idx, idx[1:])]
+    return split(input, sizes, d)
+
+
+def unbind(input, dim=0):
+    """Removes a dimension, returning a tuple of all slices along it."""
+    d = canonical_dim(dim, input.ndim)
+    return tuple(select(input, d, i) for i in range(input.shape[d]))
+
+
+def flip(input, dims):
+    """Reverses the order of elements along ``dims``."""
+    nd = input.ndim
+    dims = tuple(sorted(canonical_dim(d, nd) for d in (dims if isinstance(dims, (tuple, list)) else (dims,))))
+    if not dims:
+        return input.clone()
+    return bind(S.flip, input, dims=dims)
+
+
+def fliplr(input):
+    return flip(input, (1,))
+
+
+def flipud(input):
+    return flip(input, (0,))
+
+
+def roll(input, shifts, dims=None):
+    """Rolls ``input`` along ``dims`` by ``shifts`` (flattened first if ``dims`` is None)."""
+    if dims is None:
+        return roll(flatten(input), shifts, 0).reshape(tuple(input.shape))
+    shifts = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
+    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    out = input
+    for s, d in zip(shifts, dims):
+        d = canonical_dim(d, input.ndim)
+        n = input.shape[d]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            out = cat([narrow(out, d, n - s, s), narrow(out, d, 0, n - s)], d)
+    return out
+
+
+def repeat(input, *sizes):
+    """Repeats ``input`` along each dimension ``sizes`` times (copies the data)."""
+    sizes = _shape_args(sizes)
+    if len(sizes) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    x = reshape(input, (1,) * (len(sizes) - input.ndim) + tuple(input.shape))
+    shape = tuple(x.shape)
+    inter = tuple(v for s, n in zip(sizes, shape) for v in (1, n))
+    big = tuple(v for s, n in zip(sizes, shape) for v in (s, n))
+    out = _broadcast_to(_reshape(x, inter), big)
+    return clone(_reshape(out, tuple(s * n for s, n in zip(sizes, shape))))
+
+
+def tile(input, dims):
+    dims = tuple(dims)
+    if len(dims) < input.ndim:
+        dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def repeat_interleave(input, repeats, dim=None):
+    """Repeats each element ``repeats`` times (an int) along ``dim``."""
+    if dim is None:
+        input, dim = flatten(input), 0
+    if not isinstance(repeats, int):
+        from .index import index_select
+        reps = np.asarray(repeats._concrete("repeat_interleave") if isinstance(repeats, Tensor) else repeats)
+        idx = np.repeat(np.arange(input.shape[dim]), reps)
+        from .creation import from_numpy
+        return index_select(input, dim, from_numpy(idx))
+    d = canonical_dim(dim, input.ndim)
+    shape = tuple(input.shape)
+    x = unsqueeze(input, d + 1)
+    x = expand(x, shape[:d + 1] + (repeats,) + shape[d + 1:])
+    return reshape(x, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+
+
+def contiguous(input, memory_format=None):
+    """Returns a tensor with contiguous memory (``input`` itself if it already is)."""
+    d = input._data
+    if d.__class__ is ndarray and not d.flags.c_contiguous:
+        return clone(input)
+    return input
+
+
+def clone(input, *, memory_format=None):
+    """Returns a copy of ``input``; gradients flow back to ``input``."""
+    return bind(S.copy, input)
+
+
+def _stop_gradient_impl(x):
+    return x
+
+
+# stop_gradient: identity on values, no derivative at any level (detach).
+stop_gradient = Primitive("stop_gradient", impl=_stop_gradient_impl,
+                          shape=lambda x: (x.shape, x.dtype), nondiff=True,
+                          batch=lambda v, d: (bind(stop_gradient, v[0]), d[0]))
+
+
+def detach(input):
+    """Returns a new tensor detached from the graph, sharing storage with ``input``."""
+    out = bind(stop_gradient, input)
+    out._version_counter = input._version_counter
+    return out
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal of ``input`` w.r.t. ``dim1`` and ``dim2`` (appended as the last dim)."""
+    nd = input.ndim
+    a, b = canonical_dim(dim1, nd), canonical_dim(dim2, nd)
+    if a == b:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    x = movedim(input, (a, b), (-2, -1))
+    *batch, n, m = tuple(x.shape)
+    length = builtins.max(0, builtins.min(n, m - offset) if offset >= 0 else builtins.min(n + offset, m))
+    start = offset if offset >= 0 else -offset * m
+    flat = reshape(x, tuple(batch) + (n * m,))
+    if length == 0:
+        from .creation import zeros
+        return zeros(tuple(batch) + (0,), dtype=input.dtype)
+    return slice_dim(flat, len(batch), start, start + (length - 1) * (m + 1) + 1, m + 1)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Places the last dim of ``input`` on the diagonal of new ``dim1``×``dim2`` matrices."""
+    *batch, n = tuple(input.shape)
+    m = n + builtins.abs(offset)
+    lo = offset if offset >= 0 else -offset * m
+    hi = m * m - (lo + (n - 1) * (m + 1) + 1) if n else m * m
+    cfg = tuple((0, 0, 0) for _ in batch) + ((lo, hi, m) if n else (0, m * m, 0),)
+    flat = bind(S.pad, input, padding_value=0.0, config=cfg)
+    out = reshape(flat, tuple(batch) + (m, m))
+    nd = out.ndim
+    if (canonical_dim(dim1, nd), canonical_dim(dim2, nd)) != (nd - 2, nd - 1):
+        out = movedim(out, (-2, -1), (dim1, dim2))
+    return out
+
+
+def diag(input, diagonal=0):
+    """The ``diagonal``-th diagonal of a 2-D tensor, or a 2-D tensor with a 1-D diagonal."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal)
+    if input.ndim == 2:
+        return globals()["diagonal"](input, diagonal).clone()
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.ndim}D")
+
+
+def diagflat(input, offset=0):
+    return diag_embed(flatten(input), offset)
+
+
+def _tri_mask(x, diagonal, upper):
+    from .creation import arange
+    n, m = x.shape[-2], x.shape[-1]
+    rows = arange(n).unsqueeze(1)
+    cols = arange(m).unsqueeze(0)
+    return (cols - rows >= diagonal) if upper else (cols - rows <= diagonal)
+
+
+def tril(input, diagonal=0):
+    """The lower triangle of the last two dims; elements above ``diagonal`` are zero."""
+    from .math import where
+    if input.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return where(_tri_mask(input, diagonal, False), input, 0)
+
+
+def triu(input, diagonal=0):
+    """The upper triangle of the last two dims; elements below ``diagonal`` are zero."""
+    from .math import where
+    if input.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return where(_tri_mask(input, diagonal, True), input, 0)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing == "xy" and len(tensors) >= 2:
+        out = meshgrid(tensors[1], tensors[0], *tensors[2:], indexing="ij")
+        return (out[1], out[0]) + tuple(out[2:])
+    shape = tuple(t.numel() for t in tensors)
+    n = len(tensors)
+    return tuple(expand(reshape(t, tuple(-1 if i == k else 1 for i in range(n))), shape)
+                 for k, t in enumerate(tensors))

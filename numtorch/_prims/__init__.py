@@ -1,0 +1,3 @@
+"""Strict primitives, one family per module, each primitive with all of its rules."""
+from . import (elementwise, shape, reduction, indexing, contraction, random)  # noqa: F401
+from .._core.primitive import ALL_PRIMITIVES  # noqa: F401

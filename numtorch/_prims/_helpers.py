@@ -1,0 +1,70 @@
+"""Helpers shared by the primitive families: shape rules and batching utilities.
+
+Each family file defines its primitives with one-line rules built from these. Rules use
+numtorch ops (imported lazily as ``T``) so that they are differentiable and batchable.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class _LazyTorch:
+    """``T.sin(x)`` inside a rule: the public namespace, resolved at first use (no cycle)."""
+
+    def __getattr__(self, name):
+        import numtorch
+        value = getattr(numtorch, name)
+        setattr(self, name, value)
+        return value
+
+
+T = _LazyTorch()
+
+
+def same_shape(*avals, **params):
+    """Shape rule of an elementwise primitive: operands agree in shape and dtype."""
+    first = avals[0]
+    for a in avals[1:]:
+        if a.shape != first.shape or a.dtype != first.dtype:
+            raise TypeError(f"elementwise primitive expects equal shapes and dtypes, got "
+                            f"{[(x.shape, str(x.dtype)) for x in avals]}")
+    return first.shape, first.dtype
+
+
+def move_bdim(x, bdim, to=0):
+    """Move batch dimension ``bdim`` of ``x`` to position ``to`` (a no-op if already there)."""
+    if bdim == to:
+        return x
+    return T.movedim(x, bdim, to)
+
+
+def bdim_size(values, bdims):
+    for v, d in zip(values, bdims):
+        if d is not None:
+            return v.shape[d]
+    raise AssertionError("no batched operand")
+
+
+def batch_all_to_front(values, bdims):
+    """Move every batch dim to 0, broadcasting unbatched operands; for elementwise rules."""
+    size = bdim_size(values, bdims)
+    out = []
+    for v, d in zip(values, bdims):
+        if d is None:
+            out.append(T.broadcast_to(v.unsqueeze(0), (size,) + tuple(v.shape)))
+        else:
+            out.append(move_bdim(v, d, 0))
+    return out
+
+
+def normalize_axes(axes, ndim):
+    return tuple(sorted(a % ndim for a in axes))
+
+
+def shift_axes(axes, bdim):
+    """Axes of the per-example array mapped to the batched array whose batch dim is ``bdim``."""
+    return tuple(a + 1 if a >= bdim else a for a in axes)
+
+
+def np_dtype(d):
+    return np.dtype(d)

@@ -1,0 +1,118 @@
+"""Contraction: dot_general, the one primitive behind matmul, mm, bmm, mv, dot, einsum, linear.
+
+dot_general(x, y, contracting=((xc...), (yc...)), batch=((xb...), (yb...))) contracts the
+paired dims, keeps the paired batch dims, and returns dims in the order: batch, free dims of
+x (in x's order), free dims of y (in y's order) — JAX's lax.dot_general. The NumPy impl
+reduces every case to one BLAS call (tensordot or a batched matmul).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core.primitive import Primitive
+from ._helpers import T, move_bdim
+
+
+def _free(ndim, contract, batch):
+    return [d for d in range(ndim) if d not in contract and d not in batch]
+
+
+def _dot_impl(x, y, *, contracting, batch):
+    (xc, yc), (xb, yb) = contracting, batch
+    if not xb:
+        if x.ndim == 2 and y.ndim == 2 and xc == (1,) and yc == (0,):
+            return np.matmul(x, y)
+        return np.tensordot(x, y, axes=(xc, yc))
+    xf, yf = _free(x.ndim, xc, xb), _free(y.ndim, yc, yb)
+    xt = x.transpose(list(xb) + xf + list(xc))
+    yt = y.transpose(list(yb) + list(yc) + yf)
+    bshape = xt.shape[:len(xb)]
+    m = int(np.prod([x.shape[d] for d in xf]))
+    k = int(np.prod([x.shape[d] for d in xc]))
+    n = int(np.prod([y.shape[d] for d in yf]))
+    out = np.matmul(xt.reshape(bshape + (m, k)), yt.reshape(bshape + (k, n)))
+    return out.reshape(bshape + tuple(x.shape[d] for d in xf) + tuple(y.shape[d] for d in yf))
+
+
+def _dot_shape(x, y, *, contracting, batch):
+    (xc, yc), (xb, yb) = contracting, batch
+    for a, b in zip(xc, yc):
+        if x.shape[a] != y.shape[b]:
+            raise TypeError(f"dot_general: contracting sizes differ: {x.shape} dim {a} vs "
+                            f"{y.shape} dim {b}")
+    for a, b in zip(xb, yb):
+        if x.shape[a] != y.shape[b]:
+            raise TypeError(f"dot_general: batch sizes differ: {x.shape} vs {y.shape}")
+    if x.dtype != y.dtype:
+        raise TypeError(f"dot_general: dtypes differ: {x.dtype} vs {y.dtype}")
+    xf, yf = _free(len(x.shape), xc, xb), _free(len(y.shape), yc, yb)
+    return (tuple(x.shape[d] for d in xb) + tuple(x.shape[d] for d in xf)
+            + tuple(y.shape[d] for d in yf)), x.dtype
+
+
+def _transpose_back(g_dims_in_order, ndim):
+    return tuple(g_dims_in_order.index(d) for d in range(ndim))
+
+
+def _dot_vjp(g, out, x, y, *, contracting, batch):
+    (xc, yc), (xb, yb) = contracting, batch
+    nb = len(xb)
+    xf, yf = _free(x.ndim, xc, xb), _free(y.ndim, yc, yb)
+    g_batch = tuple(range(nb))
+    g_xfree = tuple(range(nb, nb + len(xf)))
+    g_yfree = tuple(range(nb + len(xf), nb + len(xf) + len(yf)))
+
+    def grad_x():
+        r = dot_general.bind(g, _conj(y), contracting=(g_yfree, tuple(yf)), batch=(g_batch, tuple(yb)))
+        order = list(xb) + xf + [xc[yc.index(d)] for d in sorted(yc)]
+        return _maybe_transpose(r, _transpose_back(order, x.ndim))
+
+    def grad_y():
+        r = dot_general.bind(g, _conj(x), contracting=(g_xfree, tuple(xf)), batch=(g_batch, tuple(xb)))
+        order = list(yb) + yf + [yc[xc.index(d)] for d in sorted(xc)]
+        return _maybe_transpose(r, _transpose_back(order, y.ndim))
+    return grad_x, grad_y
+
+
+def _conj(t):
+    return t.conj() if t.is_complex() else t
+
+
+def _maybe_transpose(t, perm):
+    return t if perm == tuple(range(len(perm))) else t.permute(perm)
+
+
+def _dot_jvp(primals, tangents, *, contracting, batch):
+    x, y = primals
+    tx, ty = tangents
+    out = dot_general.bind(x, y, contracting=contracting, batch=batch)
+    parts = []
+    if tx is not None:
+        parts.append(dot_general.bind(tx, y, contracting=contracting, batch=batch))
+    if ty is not None:
+        parts.append(dot_general.bind(x, ty, contracting=contracting, batch=batch))
+    return out, parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+def _shift(dims, by=1):
+    return tuple(d + by for d in dims)
+
+
+def _dot_batch(values, bdims, *, contracting, batch):
+    (x, y), (bx, by) = values, bdims
+    (xc, yc), (xb, yb) = contracting, batch
+    if bx is not None and by is not None:
+        x, y = move_bdim(x, bx, 0), move_bdim(y, by, 0)
+        return dot_general.bind(x, y, contracting=(_shift(xc), _shift(yc)),
+                                batch=((0,) + _shift(xb), (0,) + _shift(yb))), 0
+    if bx is not None:
+        x = move_bdim(x, bx, 0)
+        out = dot_general.bind(x, y, contracting=(_shift(xc), yc), batch=(_shift(xb), yb))
+        return out, len(xb)
+    y = move_bdim(y, by, 0)
+    out = dot_general.bind(x, y, contracting=(xc, _shift(yc)), batch=(xb, _shift(yb)))
+    return out, len(xb) + len(_free(x.ndim, xc, xb))
+
+
+dot_general = Primitive("dot_general", impl=_dot_impl, shape=_dot_shape, vjp=_dot_vjp,
+                        jvp=_dot_jvp, batch=_dot_batch)

@@ -1,0 +1,316 @@
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, select, casts.
+
+All are strict: operands have equal shapes and dtypes (the ops layer broadcasts and
+promotes). One helper per family makes each primitive a line or two.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core.primitive import Primitive
+from ._helpers import T, batch_all_to_front, same_shape
+
+# ---------------------------------------------------------------------------------------
+# Family helpers
+
+
+def _elementwise_batch(prim):
+    def batch(values, bdims, **params):
+        batched = [d for d in bdims if d is not None]
+        if len(batched) == len(bdims) and all(d == batched[0] for d in batched):
+            return prim.bind(*values, **params), batched[0]
+        return prim.bind(*batch_all_to_front(values, bdims), **params), 0
+    return batch
+
+
+def unary(name, impl, deriv=None, *, nondiff=False, shape=same_shape):
+    """An elementwise unary primitive; ``deriv(x, out)`` is dy/dx, giving both jvp and vjp."""
+    p = Primitive(name, impl=impl, shape=shape, nondiff=nondiff)
+    p.batch = _elementwise_batch(p)
+    if deriv is not None:
+        def jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            out = p.bind(x)
+            return out, t * deriv(x, out)
+        p.jvp = jvp
+        p.vjp = lambda g, out, x: (g * _conj(deriv(x, out)),)
+    return p
+
+
+def _conj(t):
+    return t.conj() if t.is_complex() else t
+
+
+def binary(name, impl, vjp=None, jvp=None, *, nondiff=False, shape=same_shape):
+    """An elementwise binary primitive with its rules given explicitly."""
+    p = Primitive(name, impl=impl, shape=shape, vjp=vjp, jvp=jvp, nondiff=nondiff)
+    p.batch = _elementwise_batch(p)
+    return p
+
+
+def _linear_jvp(prim):
+    """jvp of a bilinear-free linear op (add, sub): apply the op to the tangents."""
+    def jvp(primals, tangents):
+        ts = [t if t is not None else T.zeros_like(x) for x, t in zip(primals, tangents)]
+        return prim.bind(*primals), prim.bind(*ts)
+    return jvp
+
+
+def _errstate(fn):
+    def impl(*args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    impl.__name__ = getattr(fn, "__name__", "impl")
+    return impl
+
+
+# ---------------------------------------------------------------------------------------
+# Unary math
+
+neg = unary("neg", np.negative, lambda x, y: T.full_like(x, -1))
+exp = unary("exp", _errstate(np.exp), lambda x, y: y)
+exp2 = unary("exp2", _errstate(np.exp2), lambda x, y: y * math.log(2.0))
+expm1 = unary("expm1", _errstate(np.expm1), lambda x, y: y + 1)
+log = unary("log", _errstate(np.log), lambda x, y: 1 / x)
+log2 = unary("log2", _errstate(np.log2), lambda x, y: 1 / (x * math.log(2.0)))
+log10 = unary("log10", _errstate(np.log10), lambda x, y: 1 / (x * math.log(10.0)))
+log1p = unary("log1p", _errstate(np.log1p), lambda x, y: 1 / (x + 1))
+sqrt = unary("sqrt", _errstate(np.sqrt), lambda x, y: 0.5 / y)
+rsqrt = unary("rsqrt", _errstate(lambda x: 1 / np.sqrt(x)), lambda x, y: -0.5 * y / x)
+sin = unary("sin", np.sin, lambda x, y: T.cos(x))
+cos = unary("cos", np.cos, lambda x, y: -T.sin(x))
+tan = unary("tan", _errstate(np.tan), lambda x, y: 1 + y * y)
+asin = unary("asin", _errstate(np.arcsin), lambda x, y: T.rsqrt(1 - x * x))
+acos = unary("acos", _errstate(np.arccos), lambda x, y: -T.rsqrt(1 - x * x))
+atan = unary("atan", np.arctan, lambda x, y: 1 / (1 + x * x))
+sinh = unary("sinh", _errstate(np.sinh), lambda x, y: T.cosh(x))
+cosh = unary("cosh", _errstate(np.cosh), lambda x, y: T.sinh(x))
+tanh = unary("tanh", np.tanh, lambda x, y: 1 - y * y)
+asinh = unary("asinh", np.arcsinh, lambda x, y: T.rsqrt(x * x + 1))
+acosh = unary("acosh", _errstate(np.arccosh), lambda x, y: T.rsqrt(x * x - 1))
+atanh = unary("atanh", _errstate(np.arctanh), lambda x, y: 1 / (1 - x * x))
+
+
+def _sigmoid_impl(x):
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
+sigmoid = unary("sigmoid", _sigmoid_impl, lambda x, y: y * (1 - y))
+_erf_vec = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf_impl(x):
+    # math.erf is correctly rounded in double; NumPy has no erf (see Note [erf]).
+    return _erf_vec(x).astype(x.dtype) if x.size else x.copy()
+
+
+# Note [erf]
+# NumPy ships no erf and SciPy is not a runtime dependency. math.erf element by element is
+# exact but slow (~60 ns/element); GELU(exact) pays it. A vectorised rational
+# approximation is the planned replacement once it is shown to agree to the last ulp.
+erf = unary("erf", _erf_impl, lambda x, y: (2 / math.sqrt(math.pi)) * T.exp(-x * x))
+abs = unary("abs", np.abs, lambda x, y: T.sign(x))
+sign = unary("sign", np.sign, lambda x, y: T.zeros_like(x))
+floor = unary("floor", np.floor, lambda x, y: T.zeros_like(x))
+ceil = unary("ceil", np.ceil, lambda x, y: T.zeros_like(x))
+round = unary("round", np.round, lambda x, y: T.zeros_like(x))
+trunc = unary("trunc", np.trunc, lambda x, y: T.zeros_like(x))
+logical_not = unary("logical_not", np.logical_not, nondiff=True,
+                    shape=lambda a: (a.shape, np.dtype(bool)))
+bitwise_not = unary("bitwise_not", np.invert, nondiff=True)
+isnan = unary("isnan", np.isnan, nondiff=True, shape=lambda a: (a.shape, np.dtype(bool)))
+isinf = unary("isinf", np.isinf, nondiff=True, shape=lambda a: (a.shape, np.dtype(bool)))
+isfinite = unary("isfinite", np.isfinite, nondiff=True, shape=lambda a: (a.shape, np.dtype(bool)))
+
+
+def _real_shape(a):
+    return a.shape, np.empty(0, a.dtype).real.dtype
+
+
+conj = unary("conj", np.conj, None)
+conj.jvp = lambda primals, tangents: (conj.bind(primals[0]), conj.bind(tangents[0]))
+conj.vjp = lambda g, out, x: (conj.bind(g),)
+real = unary("real", lambda x: np.ascontiguousarray(np.real(x)), None, shape=_real_shape)
+real.jvp = lambda primals, tangents: (real.bind(primals[0]), real.bind(tangents[0]))
+real.vjp = lambda g, out, x: (T.complex(g, T.zeros_like(g)),)
+imag = unary("imag", lambda x: np.ascontiguousarray(np.imag(x)), None, shape=_real_shape)
+imag.jvp = lambda primals, tangents: (imag.bind(primals[0]), imag.bind(tangents[0]))
+imag.vjp = lambda g, out, x: (T.complex(T.zeros_like(g), g),)
+
+# ---------------------------------------------------------------------------------------
+# Binary arithmetic
+
+add = binary("add", np.add, vjp=lambda g, out, x, y: (g, g))
+add.jvp = _linear_jvp(add)
+sub = binary("sub", np.subtract, vjp=lambda g, out, x, y: (g, -g))
+sub.jvp = _linear_jvp(sub)
+mul = binary("mul", np.multiply,
+             vjp=lambda g, out, x, y: (g * _conj(y), g * _conj(x)))
+mul.jvp = lambda p, t: (mul.bind(*p), _sum_tangents(
+    None if t[0] is None else t[0] * p[1], None if t[1] is None else p[0] * t[1], p[0]))
+div = binary("div", _errstate(np.true_divide),
+             vjp=lambda g, out, x, y: (g / _conj(y), -g * _conj(out) / _conj(y)))
+div.jvp = lambda p, t: (lambda out: (out, _sum_tangents(
+    None if t[0] is None else t[0] / p[1], None if t[1] is None else -t[1] * out / p[1],
+    p[0])))(div.bind(*p))
+
+
+def _pow_impl(x, y):
+    with np.errstate(all="ignore"):
+        if x.dtype.kind in "iu":
+            if (y < 0).any():
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return np.power(x, y)
+
+
+def _pow_dx(x, y):
+    # d/dx x**y = y * x**(y-1), defined as 0 where y == 0 (so 0**0 has gradient 0).
+    return T.where(y == 0, T.zeros_like(x), y * x ** (y - 1))
+
+
+def _pow_dy(x, out):
+    # d/dy x**y = log(x) * x**y, defined as 0 where x == 0 and the result is 0.
+    return T.where((x == 0) & (out == 0), T.zeros_like(x), T.log(x) * out)
+
+
+pow = binary("pow", _pow_impl,
+             vjp=lambda g, out, x, y: (lambda: g * _pow_dx(x, y), lambda: g * _pow_dy(x, out)))
+pow.jvp = lambda p, t: (lambda out: (out, _sum_tangents(
+    None if t[0] is None else t[0] * _pow_dx(*p), None if t[1] is None else t[1] * _pow_dy(p[0], out),
+    p[0])))(pow.bind(*p))
+
+
+def _select_first(x, y):
+    # Gradient of max/min: split evenly between equal operands, as PyTorch does.
+    return T.where(x == y, T.full_like(x, 0.5), (x > y).to(x.dtype))
+
+
+maximum = binary("maximum", np.maximum)
+maximum.vjp = lambda g, out, x, y: (lambda m: (g * m, g * (1 - m)))(_select_first(x, y))
+maximum.jvp = lambda p, t: (maximum.bind(*p), _mix(_select_first(*p), t, p[0]))
+minimum = binary("minimum", np.minimum)
+minimum.vjp = lambda g, out, x, y: (lambda m: (g * m, g * (1 - m)))(_select_first(y, x))
+minimum.jvp = lambda p, t: (minimum.bind(*p), _mix(_select_first(p[1], p[0]), t, p[0]))
+atan2 = binary("atan2", np.arctan2)
+atan2.vjp = lambda g, out, y, x: (lambda d: (g * x / d, -g * y / d))(x * x + y * y)
+atan2.jvp = lambda p, t: (atan2.bind(*p), (lambda d: _sum_tangents(
+    None if t[0] is None else t[0] * p[1] / d, None if t[1] is None else -t[1] * p[0] / d,
+    p[0]))(p[0] * p[0] + p[1] * p[1]))
+
+
+def _fmod_impl(x, y):
+    if x.dtype.kind in "iu" and (y == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(all="ignore"):
+        return np.fmod(x, y)
+
+
+def _remainder_impl(x, y):
+    if x.dtype.kind in "iu" and (y == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(all="ignore"):
+        return np.remainder(x, y)
+
+
+fmod = binary("fmod", _fmod_impl, vjp=lambda g, out, x, y: (g, -g * T.trunc(x / y)))
+fmod.jvp = lambda p, t: (fmod.bind(*p), _sum_tangents(
+    t[0], None if t[1] is None else -t[1] * T.trunc(p[0] / p[1]), p[0]))
+remainder = binary("remainder", _remainder_impl,
+                   vjp=lambda g, out, x, y: (g, -g * T.floor(x / y)))
+remainder.jvp = lambda p, t: (remainder.bind(*p), _sum_tangents(
+    t[0], None if t[1] is None else -t[1] * T.floor(p[0] / p[1]), p[0]))
+
+
+def _floor_divide_impl(x, y):
+    if x.dtype.kind in "iu" and (y == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(all="ignore"):
+        return np.floor_divide(x, y)
+
+
+floor_divide = binary("floor_divide", _floor_divide_impl, nondiff=True)
+complex_ = binary("complex", lambda re, im: re + 1j * im if re.dtype == np.float64
+                  else (re + 1j * im).astype(np.complex64),
+                  shape=lambda a, b: (same_shape(a, b)[0],
+                                      np.complex128 if a.dtype == np.float64 else np.complex64))
+complex_.vjp = lambda g, out, re, im: (T.real(g), T.imag(g))
+complex_.jvp = lambda p, t: (complex_.bind(*p), complex_.bind(
+    *[ti if ti is not None else T.zeros_like(pi) for pi, ti in zip(p, t)]))
+
+
+def _sum_tangents(a, b, like):
+    if a is None:
+        return b if b is not None else T.zeros_like(like)
+    return a if b is None else a + b
+
+
+def _mix(m, tangents, like):
+    tx, ty = tangents
+    return _sum_tangents(None if tx is None else tx * m, None if ty is None else ty * (1 - m), like)
+
+
+# ---------------------------------------------------------------------------------------
+# Comparisons and logical/bitwise ops: boolean or integer results, no derivative.
+
+def _bool_shape(a, b):
+    return same_shape(a, b)[0], np.dtype(bool)
+
+
+eq = binary("eq", np.equal, nondiff=True, shape=_bool_shape)
+ne = binary("ne", np.not_equal, nondiff=True, shape=_bool_shape)
+lt = binary("lt", np.less, nondiff=True, shape=_bool_shape)
+le = binary("le", np.less_equal, nondiff=True, shape=_bool_shape)
+gt = binary("gt", np.greater, nondiff=True, shape=_bool_shape)
+ge = binary("ge", np.greater_equal, nondiff=True, shape=_bool_shape)
+logical_and = binary("logical_and", np.logical_and, nondiff=True, shape=_bool_shape)
+logical_or = binary("logical_or", np.logical_or, nondiff=True, shape=_bool_shape)
+logical_xor = binary("logical_xor", np.logical_xor, nondiff=True, shape=_bool_shape)
+bitwise_and = binary("bitwise_and", np.bitwise_and, nondiff=True)
+bitwise_or = binary("bitwise_or", np.bitwise_or, nondiff=True)
+bitwise_xor = binary("bitwise_xor", np.bitwise_xor, nondiff=True)
+
+# ---------------------------------------------------------------------------------------
+# Select: where(cond, x, y), strict (cond bool, all the same shape).
+
+
+def _where_shape(c, x, y):
+    if c.dtype != np.bool_ or c.shape != x.shape:
+        raise TypeError(f"select: condition must be bool of shape {x.shape}, got "
+                        f"{c.dtype}{c.shape}")
+    return same_shape(x, y)
+
+
+select = Primitive("select", impl=np.where, shape=_where_shape)
+select.batch = _elementwise_batch(select)
+select.vjp = lambda g, out, c, x, y: (None, T.where(c, g, T.zeros_like(g)),
+                                      T.where(c, T.zeros_like(g), g))
+select.jvp = lambda p, t: (select.bind(*p), select.bind(
+    p[0], *[ti if ti is not None else T.zeros_like(pi) for pi, ti in zip(p[1:], t[1:])]))
+
+# ---------------------------------------------------------------------------------------
+# Casts
+
+
+def _convert_impl(x, *, dtype):
+    return x.astype(dtype, copy=False) if x.dtype != dtype else x
+
+
+def _convert_vjp(g, out, x, *, dtype):
+    if x.dtype.kind not in "fc":
+        return (None,)
+    if x.dtype.kind == "f" and g.dtype.kind == "c":
+        g = T.real(g)
+    return (convert_element_type.bind(g, dtype=x._data.dtype),)
+
+
+convert_element_type = Primitive(
+    "convert_element_type", impl=_convert_impl, shape=lambda a, *, dtype: (a.shape, dtype),
+    vjp=_convert_vjp,
+    jvp=lambda p, t, *, dtype: (convert_element_type.bind(p[0], dtype=dtype),
+                                convert_element_type.bind(t[0], dtype=dtype)
+                                if np.dtype(dtype).kind in "fc"
+                                else T.zeros_like(convert_element_type.bind(p[0], dtype=dtype))),
+    batch=lambda v, d, *, dtype: (convert_element_type.bind(v[0], dtype=dtype), d[0]))

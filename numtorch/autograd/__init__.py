@@ -1,0 +1,5 @@
+"""Eager autograd: ``backward``, ``grad``, grad mode, ``Function`` and ``functional``."""
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .api import backward, grad  # noqa: F401
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
+

@@ -1,0 +1,320 @@
+"""Reverse mode: the tape (graph of `Node`s built from VJP rules) and the backward engine.
+
+Eager autograd (``requires_grad``/``.backward()``) and ``func.grad`` share this machinery
+(Note [One reverse mode]). This module owns recording and running backward; it must not
+know individual primitives: their VJP rules do the math.
+"""
+from __future__ import annotations
+
+from numpy import ndarray
+
+from .._core import primitive as _prim
+from .._core.tensor import Tensor, eval_bind
+
+# Note [One reverse mode]
+# Reverse mode is a tape of VJP rules, PyTorch's way. A Node remembers a primitive, its
+# params, the primal inputs its rule needs, and edges to the nodes (or leaf tensors) that
+# produced those inputs. Eager autograd is the implicit outermost grad level: nodes hang
+# off ordinary tensors (`grad_fn`). `func.grad` opens a fresh level whose tracers carry
+# their own nodes, with the *lower-level* tensors saved inside; because VJP rules are
+# written in numtorch ops, running a level's backward binds at the levels below it and so
+# is itself differentiated by any outer level. Forward mode uses JVP rules; the OpInfo
+# tests check that the two agree.
+#
+# Note [Lazy cotangents]
+# A VJP rule returns one entry per primal input: a Tensor, None (no gradient), or a
+# zero-argument function that computes it. The engine calls such a function only when
+# that input needs a gradient; dot_general and conv use this so that the first layer of a
+# network never computes a gradient for its input data.
+
+
+class Node:
+    """A backward function in the autograd graph (``grad_fn``)."""
+
+    __slots__ = ("prim", "params", "saved", "versions", "out", "next_edges", "pre_hooks",
+                 "post_hooks", "metadata", "__weakref__")
+
+    def __init__(self, prim, params, saved, out, next_edges):
+        self.prim = prim
+        self.params = params
+        self.saved = saved
+        self.versions = tuple(s._version_counter.value for s in saved)
+        self.out = out
+        self.next_edges = next_edges
+        self.pre_hooks = None
+        self.post_hooks = None
+        self.metadata = {}
+
+    def name(self) -> str:
+        if "name" in self.metadata:
+            return self.metadata["name"]
+        return "".join(p.capitalize() for p in self.prim.name.split("_")) + "Backward0"
+
+    def __repr__(self):
+        return f"<{self.name()} object>"
+
+    @property
+    def next_functions(self):
+        return tuple((e[0] if e is not None and isinstance(e[0], Node) else
+                      (AccumulateGrad(e[0]) if e is not None else None),
+                      e[1] if e is not None else 0) for e in self.next_edges)
+
+    def register_hook(self, fn):
+        if self.post_hooks is None:
+            self.post_hooks = []
+        self.post_hooks.append(fn)
+
+    def register_prehook(self, fn):
+        self._add_pre_hook(0, fn)
+
+    def _add_pre_hook(self, output_nr, fn):
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        self.pre_hooks.setdefault(output_nr, []).append(fn)
+
+    def apply(self, cts):
+        """Input cotangents for output cotangents ``cts`` (a list, one per output)."""
+        if self.saved is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access "
+                "saved tensors after they have already been freed). Saved intermediate values "
+                "of the graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.")
+        for s, v in zip(self.saved, self.versions):
+            if s._version_counter.value != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{s.dtype}{list(s.shape)}] is at version "
+                    f"{s._version_counter.value}; expected version {v} instead. Hint: the "
+                    f"operation that failed was {self.name()}.")
+        ct = tuple(cts) if self.prim.multiple_results else cts[0]
+        return self.prim.vjp(ct, self.out, *self.saved, **self.params)
+
+    def release(self):
+        self.saved = None
+        self.out = None
+
+
+class AccumulateGrad:
+    """The node view of a leaf tensor (``next_functions`` shows these, as PyTorch does)."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "AccumulateGrad"
+
+
+def edge_of(t):
+    """Where a gradient for ``t`` flows: (node, output_nr), (leaf, 0), or None."""
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (t, 0)
+    return None
+
+
+def _differentiable(payload) -> bool:
+    return payload.dtype.kind in "fc"
+
+
+def record(prim, params, edge_args, saved, out, outs_as_tensors):
+    """Attach a Node for ``prim`` to the output tensors ``outs_as_tensors``."""
+    edges = tuple(edge_of(a) for a in edge_args)
+    node = Node(prim, params, saved, out, edges)
+    for i, o in enumerate(outs_as_tensors):
+        if _differentiable(o._data):
+            o.grad_fn = node
+            o._requires_grad = True
+            o._output_nr = i
+    return node
+
+
+def autograd_bind(prim, args, params):
+    """Eager autograd level: evaluate below, then record a Node on the outputs."""
+    out = eval_bind(prim, args, params)
+    outs = out if prim.multiple_results else (out,)
+    if any(_differentiable(o._data) for o in outs):
+        record(prim, params, args, args, out, outs)
+    return out
+
+
+_prim.autograd_bind = autograd_bind
+
+
+# ---------------------------------------------------------------------------------------
+# The backward engine.
+
+def _topo_order(root_nodes, targets=None):
+    """Nodes reachable from the roots in an order where every consumer precedes producers.
+
+    With ``targets`` (edges whose gradients are wanted), nodes that cannot reach one are
+    pruned, as in ``autograd.grad``.
+    """
+    order, state, stack = [], {}, [(n, False) for n in root_nodes]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            order.append(node)
+            state[key] = 2
+            continue
+        if key in state:
+            continue
+        state[key] = 1
+        stack.append((node, True))
+        for e in node.next_edges:
+            if e is not None and e[0].__class__ is Node and id(e[0]) not in state:
+                stack.append((e[0], False))
+    order.reverse()  # post-order reversed: consumers first
+    if targets is None:
+        return order
+    target_ids = {id(e[0]) for e in targets}
+    reaches = {}
+    for node in reversed(order):  # producers first
+        r = id(node) in target_ids
+        for e in node.next_edges:
+            if e is not None and (id(e[0]) in target_ids or reaches.get(id(e[0]), False)):
+                r = True
+        reaches[id(node)] = r
+    return [n for n in order if reaches[id(n)]]
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    from .._ops.math import add
+    return add(a, b)
+
+
+def _run_hooks(hooks, g):
+    for h in hooks:
+        r = h(g)
+        if r is not None:
+            g = r
+    return g
+
+
+def run_backward(roots, grads, *, retain_graph=False, create_graph=False, inputs=None,
+                 accumulate=True, allow_unused=False):
+    """Propagate ``grads`` from ``roots`` back through the graph.
+
+    With ``accumulate`` the leaves' ``.grad`` fields receive their gradients (``backward``);
+    otherwise the gradients of ``inputs`` are returned (``autograd.grad``).
+    """
+    prev_mode = _prim.grad_mode[0]
+    _prim.grad_mode[0] = bool(create_graph)
+    try:
+        return _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate,
+                             allow_unused)
+    finally:
+        _prim.grad_mode[0] = prev_mode
+
+
+def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, allow_unused):
+    buffers = {}          # id(node) -> list of cotangents per output
+    leaf_grads = {}       # id(leaf) -> (leaf, cotangent)
+    root_nodes = []
+    for r, g in zip(roots, grads):
+        e = edge_of(r)
+        if e is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not "
+                               "have a grad_fn")
+        node, nr = e
+        if node.__class__ is Node:
+            buf = buffers.setdefault(id(node), [None] * _n_outputs(node))
+            buf[nr] = _add(buf[nr], g)
+            root_nodes.append(node)
+        else:
+            leaf_grads[id(node)] = (node, _add(leaf_grads.get(id(node), (None, None))[1], g))
+
+    targets = None
+    captured = None
+    if inputs is not None:
+        targets = [edge_of(t) for t in inputs]
+        for t, e in zip(inputs, targets):
+            if e is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+        captured = {}
+    order = _topo_order(root_nodes, targets if not accumulate else None)
+    target_nodes = {(id(e[0]), e[1]): i for i, e in enumerate(targets)} if targets else {}
+
+    for node in order:
+        buf = buffers.pop(id(node), None)
+        if buf is None:
+            continue
+        if node.pre_hooks:
+            for nr, hooks in node.pre_hooks.items():
+                if buf[nr] is not None:
+                    buf[nr] = _run_hooks(hooks, buf[nr])
+        if target_nodes:
+            for nr in range(len(buf)):
+                i = target_nodes.get((id(node), nr))
+                if i is not None:
+                    captured[i] = _add(captured.get(i), buf[nr])
+        if node.prim.multiple_results:
+            buf = [b if b is not None else _zeros_like(o) for b, o in zip(buf, node.out)]
+        in_cts = node.apply(buf)
+        if node.post_hooks:
+            for h in node.post_hooks:
+                h(in_cts, buf)
+        for e, ct, primal in zip(node.next_edges, in_cts, node.saved):
+            if e is None or ct is None:
+                continue
+            if ct.__class__ is not Tensor:   # Note [Lazy cotangents]
+                ct = ct()
+            if ct._data.shape != primal._data.shape:
+                raise RuntimeError(
+                    f"internal error: the vjp rule of {node.prim.name} returned a cotangent of "
+                    f"shape {tuple(ct.shape)} for an input of shape {tuple(primal.shape)}")
+            target, nr = e
+            if target.__class__ is Node:
+                b = buffers.get(id(target))
+                if b is None:
+                    b = buffers[id(target)] = [None] * _n_outputs(target)
+                b[nr] = _add(b[nr], ct)
+            else:
+                prev = leaf_grads.get(id(target))
+                leaf_grads[id(target)] = (target, ct if prev is None else _add(prev[1], ct))
+        if not retain_graph:
+            node.release()
+
+    if accumulate:
+        for leaf, g in leaf_grads.values():
+            if leaf._hooks:
+                g = _run_hooks(leaf._hooks, g)
+            if not create_graph:
+                g = g.detach()
+            leaf._grad = g if leaf._grad is None else _add(leaf._grad, g)
+        return None
+
+    results = []
+    for i, (t, e) in enumerate(zip(inputs, targets)):
+        if e[0].__class__ is Node:
+            g = captured.get(i)
+        else:
+            g = leaf_grads.get(id(t), (None, None))[1]
+            if g is not None and t._hooks:
+                g = _run_hooks(t._hooks, g)
+        if g is None and not allow_unused:
+            raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                               "used in the graph. Set allow_unused=True if this is the "
+                               "desired behavior.")
+        if g is not None and not create_graph:
+            g = g.detach()
+        results.append(g)
+    return tuple(results)
+
+
+def _n_outputs(node):
+    return len(node.out) if node.prim.multiple_results else 1
+
+
+def _zeros_like(t):
+    from .._ops.creation import zeros_like
+    return zeros_like(t)
