@@ -38,3 +38,5 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad
 from . import autograd  # noqa: F401
 
 __version__ = "0.1.0"
+from . import func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401

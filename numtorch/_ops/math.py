@@ -457,3 +457,11 @@ def _out(result, out):
         return result
     out.copy_(result) if tuple(out.shape) == tuple(result.shape) else out.resize_as_(result).copy_(result)
     return out
+
+
+def relu(input):
+    """Rectified linear unit: ``max(input, 0)``, with gradient 0 at 0 as in PyTorch."""
+    check_tensor(input, "input", "relu")
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
+    return where(input > 0, input, zeros_like_(input))

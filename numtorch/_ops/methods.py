@@ -31,7 +31,7 @@ _FORWARDED = {
         clamp_max eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and
         logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan
         isinf isfinite isclose allclose equal where conj conj_physical resolve_conj real imag
-        float_power""",
+        float_power relu""",
     reduce: """sum nansum mean nanmean prod amax amin max min argmax argmin aminmax var std
         logsumexp softmax log_softmax cumsum cumprod all any count_nonzero norm""",
     shape: """reshape view view_as reshape_as flatten ravel unflatten squeeze unsqueeze permute
@@ -136,7 +136,7 @@ def _inplace_method(fn, name):
 for _name in """add sub mul div pow fmod remainder clamp clamp_min clamp_max clip neg abs sign floor
         ceil trunc round frac exp expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan
         sinh cosh tanh sigmoid erf reciprocal square lerp maximum minimum logical_not
-        logical_and logical_or masked_fill float_power atan2 floor_divide""".split():
+        logical_and logical_or masked_fill float_power atan2 floor_divide relu""".split():
     _fn = getattr(math, _name, None) or getattr(index, _name)
     setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
 

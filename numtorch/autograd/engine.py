@@ -121,9 +121,8 @@ def _differentiable(payload) -> bool:
     return payload.dtype.kind in "fc"
 
 
-def record(prim, params, edge_args, saved, out, outs_as_tensors):
-    """Attach a Node for ``prim`` to the output tensors ``outs_as_tensors``."""
-    edges = tuple(edge_of(a) for a in edge_args)
+def record(prim, params, edges, saved, out, outs_as_tensors):
+    """Attach a Node for ``prim`` (inputs reached through ``edges``) to ``outs_as_tensors``."""
     node = Node(prim, params, saved, out, edges)
     for i, o in enumerate(outs_as_tensors):
         if _differentiable(o._data):
@@ -138,7 +137,7 @@ def autograd_bind(prim, args, params):
     out = eval_bind(prim, args, params)
     outs = out if prim.multiple_results else (out,)
     if any(_differentiable(o._data) for o in outs):
-        record(prim, params, args, args, out, outs)
+        record(prim, params, tuple(edge_of(a) for a in args), args, out, outs)
     return out
 
 

@@ -134,7 +134,8 @@ def call_forward(cls, args, kwargs):
 def _run_eager(cls, args, kwargs):
     out, ctx = call_forward(cls, args, kwargs)
     if _prim.grad_mode[0] and any(isinstance(a, Tensor) and a._requires_grad for a in args):
-        record_custom(cls, ctx, args, out, args)
+        from .engine import edge_of
+        record_custom(cls, ctx, args, out, edge_of)
     return out, ctx
 
 
@@ -156,18 +157,21 @@ custom_function_multi = Primitive("custom_function_multi", vjp=_custom_vjp,
                                   multiple_results=True, register=False)
 
 
-def record_custom(cls, ctx, args, out, edge_args, saved_args=None):
-    """Record a node for a custom function on the outputs ``out``."""
+def record_custom(cls, ctx, args, out, edge_fn, saved_args=None):
+    """Record a node for a custom function on the outputs ``out``.
+
+    ``edge_fn(arg)`` gives the edge of a tensor argument at the recording level.
+    """
     from .engine import record
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-    tensors = tuple(edge_args[i] for i in positions)
+    edges = tuple(edge_fn(args[i]) for i in positions)
     saved = tuple((saved_args or args)[i] for i in positions)
     outs = out if isinstance(out, tuple) else (out,)
     outs_t = tuple(o for o in outs if isinstance(o, Tensor) and not any(
         o is n for n in ctx.non_differentiable))
     prim = custom_function_multi if isinstance(out, tuple) else custom_function
     node = record(prim, dict(cls=cls, ctx=ctx, arg_positions=positions, nargs=len(args)),
-                  tensors, saved, outs, outs_t)
+                  edges, saved, out, outs_t)
     node.metadata["name"] = cls.__name__ + "Backward"
     return node
 

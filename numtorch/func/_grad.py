@@ -1,0 +1,258 @@
+"""Reverse mode as a transform: ``grad``, ``grad_and_value``, ``vjp``.
+
+A call pushes a fresh `GradInterpreter` (Note [Interpreter stack]); its tracers carry
+autograd nodes of their own level (Note [One reverse mode]). The backward pass binds VJP
+rules on lower-level tensors, so it is differentiated by any enclosing transform; the
+engine always runs it with ``create_graph=True`` for that reason.
+"""
+from __future__ import annotations
+
+import functools
+
+from .._core import primitive as _prim
+from .._core.primitive import Interpreter, Tracer, bind, pop, push
+from .._core.pytree import tree_flatten, tree_unflatten
+from .._core.tensor import Tensor, wrap
+from ..autograd import engine
+from ..autograd.function import record_custom, run_custom
+
+
+class GradTracer(Tracer):
+    """Payload of a tensor tracked by a grad level: the lower-level value it stands for."""
+
+    __slots__ = ("primal",)
+
+    def __init__(self, interp, primal):
+        self.interp, self.primal = interp, primal
+
+    @property
+    def shape(self):
+        return self.primal._data.shape
+
+    @property
+    def dtype(self):
+        return self.primal._data.dtype
+
+    def inner(self):
+        return self.primal
+
+    def concrete(self, what):
+        # Values are real under grad: .item() and Python control flow work, as in PyTorch.
+        return self.primal._concrete(what)
+
+
+class GradInterpreter(Interpreter):
+    __slots__ = ()
+
+    def lift(self, t: Tensor) -> Tensor:
+        """A leaf of this level standing for ``t``."""
+        return wrap(GradTracer(self, t), requires_grad=True)
+
+    def mine(self, t):
+        d = t._data
+        return d.__class__ is GradTracer and d.interp is self
+
+    def _unwrap(self, args):
+        primals, edges, tracked = [], [], False
+        for a in args:
+            if isinstance(a, Tensor) and self.mine(a):
+                primals.append(a._data.primal)
+                e = engine.edge_of(a)
+                edges.append(e)
+                tracked = tracked or e is not None
+            else:
+                primals.append(a)
+                edges.append(None)
+        return primals, tuple(edges), tracked
+
+    def _wrap_outputs(self, out, multiple):
+        outs = out if multiple else (out,)
+        wrapped = tuple(wrap(GradTracer(self, o)) if isinstance(o, Tensor) else o for o in outs)
+        return wrapped if multiple else wrapped[0], wrapped
+
+    def process(self, prim, args, params):
+        primals, edges, tracked = self._unwrap(args)
+        out = bind(prim, *primals, **params)
+        if not tracked or prim.nondiff or not _prim.grad_mode[0]:
+            return out
+        result, wrapped = self._wrap_outputs(out, prim.multiple_results)
+        engine.record(prim, params, edges, tuple(primals), out,
+                      [w for w in wrapped if w._data.dtype.kind in "fc"])
+        return result
+
+    def process_custom(self, cls, args, kwargs):
+        primals, edges, tracked = self._unwrap(args)
+        out, ctx = run_custom(self.level, cls, tuple(primals), kwargs)
+        if not tracked or not _prim.grad_mode[0]:
+            return out, ctx
+        result, _ = self._wrap_outputs(out, isinstance(out, tuple))
+        edge_by_id = {id(a): e for a, e in zip(args, edges)}
+        record_custom(cls, ctx, args, result, lambda a: edge_by_id.get(id(a)), saved_args=primals)
+        return result, ctx
+
+
+def _unwrap_output(interp, t):
+    if isinstance(t, Tensor) and interp.mine(t):
+        return t._data.primal
+    return t
+
+
+def _check_argnums(argnums, nargs, fn):
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    if not nums:
+        raise RuntimeError(f"{fn}: argnums must be non-empty")
+    for n in nums:
+        if not isinstance(n, int):
+            raise RuntimeError(f"{fn}: argnums must be int or Tuple[int, ...], got: {type(n).__name__}")
+        if not -nargs <= n < nargs:
+            raise RuntimeError(f"Got argnums={n}, but only {nargs} positional inputs")
+    return tuple(n % nargs for n in nums)
+
+
+def _lift_tree(interp, tree, fn):
+    leaves, spec = tree_flatten(tree)
+    lifted = []
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"{fn}: Expected f(*args) to have Tensor arguments at argnums, "
+                               f"got {type(x).__name__}")
+        if x._data.dtype.kind not in "fc":
+            raise RuntimeError(f"{fn}: only Tensors of floating point dtype can require "
+                               f"gradients, got {x.dtype}")
+        lifted.append(interp.lift(x))
+    return lifted, spec
+
+
+class _GradLevel:
+    """Context: push a grad interpreter with grad mode on (Case 2 of functorch's no_grad notes)."""
+
+    def __enter__(self):
+        self.prev = _prim.grad_mode[0]
+        _prim.grad_mode[0] = True
+        self.interp = push(GradInterpreter())
+        return self.interp
+
+    def __exit__(self, *exc):
+        pop(self.interp)
+        _prim.grad_mode[0] = self.prev
+        return False
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """Returns a function computing ``(grad, value)`` of ``func`` w.r.t. ``argnums``."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _check_argnums(argnums, len(args), "grad_and_value")
+        with _GradLevel() as interp:
+            args = list(args)
+            lifted = {}
+            for n in nums:
+                leaves, spec = _lift_tree(interp, args[n], "grad_and_value")
+                lifted[n] = (leaves, spec)
+                args[n] = tree_unflatten(leaves, spec)
+            out = func(*args, **kwargs)
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError("grad_and_value(f)(*args): output of function f should be "
+                                       "a tuple: (output, aux) if has_aux is True")
+                out, aux = out
+            if not isinstance(out, Tensor):
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"Tensor, got {type(out).__name__}")
+            if out.numel() != 1:
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"scalar Tensor, got tensor with {out.ndim} dims. Maybe you "
+                                   f"wanted to use the vjp or jacrev APIs instead?")
+            inputs = [x for n in nums for x in lifted[n][0]]
+            grads = _backward(interp, [out], None, inputs)
+            value = _unwrap_output(interp, out)
+            results, i = [], 0
+            for n in nums:
+                leaves, spec = lifted[n]
+                results.append(tree_unflatten(grads[i:i + len(leaves)], spec))
+                i += len(leaves)
+            g = results[0] if not isinstance(argnums, tuple) else tuple(results)
+            if has_aux:
+                aux = _unwrap_tree(interp, aux)
+                return g, (value, aux)
+            return g, value
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """``grad(func)`` computes the gradient of ``func`` (which must return a one-element tensor)
+    w.r.t. the inputs at ``argnums``.
+
+    >>> import numtorch as torch
+    >>> x = torch.tensor(0.5)
+    >>> torch.allclose(grad(torch.sin)(x), x.cos())
+    True
+    """
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+    return wrapper
+
+
+def _unwrap_tree(interp, tree):
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([_unwrap_output(interp, x) for x in leaves], spec)
+
+
+def _backward(interp, outputs, cotangents, inputs, retain_graph=False):
+    """Gradients of ``outputs`` w.r.t. the lifted ``inputs``, as lower-level tensors."""
+    from .._ops.creation import ones_like, zeros_like
+    roots, seeds = [], []
+    for i, o in enumerate(outputs):
+        if isinstance(o, Tensor) and interp.mine(o) and o.requires_grad:
+            roots.append(o)
+            seeds.append(ones_like(o._data.primal) if cotangents is None else cotangents[i])
+    if not roots:
+        return [zeros_like(x._data.primal) for x in inputs]
+    grads = engine.run_backward(roots, seeds, retain_graph=retain_graph, create_graph=True,
+                                inputs=inputs, accumulate=False, allow_unused=True)
+    return [g if g is not None else zeros_like(x._data.primal) for g, x in zip(grads, inputs)]
+
+
+def vjp(func, *primals, has_aux=False):
+    """Returns ``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` gives the vector-Jacobian
+    products w.r.t. each primal, in the primals' structure. ``vjp_fn`` may be called many times.
+    """
+    with _GradLevel() as interp:
+        leaves, spec = _lift_tree(interp, primals, "vjp")
+        out = func(*tree_unflatten(leaves, spec))
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
+                                   "(output, aux) if has_aux is True")
+            out, aux = out
+        out_leaves, out_spec = tree_flatten(out)
+        for o in out_leaves:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has "
+                                   f"only Tensor outputs, got {type(o).__name__}")
+        primal_out = tree_unflatten([_unwrap_output(interp, o) for o in out_leaves], out_spec)
+        aux = _unwrap_tree(interp, aux) if has_aux else None
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        ct_leaves, ct_spec = tree_flatten(cotangents)
+        if ct_spec != out_spec:
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as pytree "
+                               f"structure of outputs to the function. cotangents: {ct_spec}, "
+                               f"primal output: {out_spec}")
+        for c, o in zip(ct_leaves, out_leaves):
+            if not isinstance(c, Tensor) or tuple(c.shape) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{tuple(getattr(c, 'shape', ()))} and output[0] has a shape "
+                                   f"of {tuple(o.shape)}.")
+        grads = _backward(interp, out_leaves, ct_leaves, leaves, retain_graph=True)
+        return tree_unflatten(grads, spec)
+
+    if has_aux:
+        return primal_out, vjp_fn, aux
+    return primal_out, vjp_fn

@@ -1,0 +1,156 @@
+"""Forward mode: ``jvp`` and ``linearize``, by JVP rules (not two reverse passes)."""
+from __future__ import annotations
+
+import functools
+
+from .._core.primitive import Interpreter, Tracer, bind, pop, push
+from .._core.pytree import tree_flatten, tree_unflatten
+from .._core.tensor import Tensor, wrap
+from ..autograd.function import run_custom
+
+
+class JvpTracer(Tracer):
+    """Payload of a tensor under jvp: its primal and tangent (lower-level tensors)."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, interp, primal, tangent):
+        self.interp, self.primal, self.tangent = interp, primal, tangent
+
+    @property
+    def shape(self):
+        return self.primal._data.shape
+
+    @property
+    def dtype(self):
+        return self.primal._data.dtype
+
+    @property
+    def requires_grad(self):
+        return self.primal.requires_grad
+
+    def inner(self):
+        return self.primal
+
+    def concrete(self, what):
+        return self.primal._concrete(what)
+
+
+class JvpInterpreter(Interpreter):
+    __slots__ = ()
+
+    def mine(self, t):
+        d = t._data
+        return d.__class__ is JvpTracer and d.interp is self
+
+    def _unwrap(self, args):
+        primals, tangents = [], []
+        for a in args:
+            if isinstance(a, Tensor) and self.mine(a):
+                primals.append(a._data.primal)
+                tangents.append(a._data.tangent)
+            else:
+                primals.append(a)
+                tangents.append(None)
+        return primals, tangents
+
+    def _wrap(self, out, tangent):
+        if tangent is None or not isinstance(out, Tensor):
+            return out
+        return wrap(JvpTracer(self, out, tangent))
+
+    def process(self, prim, args, params):
+        primals, tangents = self._unwrap(args)
+        if prim.nondiff or all(t is None for t in tangents):
+            return bind(prim, *primals, **params)
+        out, tout = prim.jvp(tuple(primals), tuple(tangents), **params)
+        if prim.multiple_results:
+            return tuple(self._wrap(o, t) for o, t in zip(out, tout))
+        return self._wrap(out, tout)
+
+    def process_custom(self, cls, args, kwargs):
+        from .._ops.creation import zeros_like
+        primals, tangents = self._unwrap(args)
+        out, ctx = run_custom(self.level, cls, tuple(primals), kwargs)
+        if all(t is None for t in tangents):
+            return out, ctx
+        tangents = [zeros_like(p) if t is None and isinstance(p, Tensor) else t
+                    for p, t in zip(primals, tangents)]
+        tout = cls.jvp(ctx, *tangents)
+        if isinstance(out, tuple):
+            tout = tout if isinstance(tout, tuple) else (tout,)
+            return tuple(self._wrap(o, t) for o, t in zip(out, tout)), ctx
+        return self._wrap(out, tout), ctx
+
+
+def _check_pair(primals, tangents):
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
+                           f"should be valid to call f(*primals). Got {type(primals).__name__}")
+    if not isinstance(tangents, tuple):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected tangents to be a tuple. Got "
+                           f"{type(tangents).__name__}")
+    p_leaves, p_spec = tree_flatten(primals)
+    t_leaves, t_spec = tree_flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the "
+                           f"same python structure. For example, if primals is a tuple of 3 "
+                           f"tensors, tangents also must be. Got primals with structure {p_spec} "
+                           f"and tangents with structure {t_spec}")
+    for p, t in zip(p_leaves, t_leaves):
+        if not isinstance(p, Tensor) or not isinstance(t, Tensor):
+            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be "
+                               "Tensors (or pytrees of Tensors)")
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have "
+                               f"the same shape, got {tuple(p.shape)} and {tuple(t.shape)}")
+        if p.dtype != t.dtype:
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have "
+                               f"the same dtype, got {p.dtype} and {t.dtype}")
+    return p_leaves, t_leaves, p_spec
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """Returns ``(func(*primals), J @ tangents)``: the Jacobian-vector product by forward mode."""
+    p_leaves, t_leaves, spec = _check_pair(primals, tangents)
+    interp = push(JvpInterpreter())
+    try:
+        lifted = [wrap(JvpTracer(interp, p, t)) for p, t in zip(p_leaves, t_leaves)]
+        out = func(*tree_unflatten(lifted, spec))
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError("jvp(f, primals, tangents): output of function f should be a "
+                                   "tuple: (output, aux) if has_aux is True")
+            out, aux = out
+        out_leaves, out_spec = tree_flatten(out)
+        primal_out, tangent_out = [], []
+        for o in out_leaves:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"jvp(f, primals, tangents): Expected f to be a function that "
+                                   f"has only Tensor outputs, got {type(o).__name__}")
+            if interp.mine(o):
+                primal_out.append(o._data.primal)
+                tangent_out.append(o._data.tangent)
+            else:
+                from .._ops.creation import zeros_like
+                primal_out.append(o)
+                tangent_out.append(zeros_like(o))
+        result = (tree_unflatten(primal_out, out_spec), tree_unflatten(tangent_out, out_spec))
+        if has_aux:
+            aux_leaves, aux_spec = tree_flatten(aux)
+            aux = tree_unflatten([a._data.primal if isinstance(a, Tensor) and interp.mine(a) else a
+                                  for a in aux_leaves], aux_spec)
+            return result + (aux,)
+        return result
+    finally:
+        pop(interp)
+
+
+def linearize(func, *primals):
+    """Returns ``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the JVP at ``primals``."""
+    out = func(*primals)
+
+    @functools.wraps(func)
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+    return out, jvp_fn

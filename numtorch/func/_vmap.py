@@ -1,0 +1,292 @@
+"""Vectorization: ``vmap`` by batching rules (no loops, no silent slow path).
+
+A batched value is a lower-level tensor plus the position of its batch dimension; the user
+sees the per-example shape. Each primitive's ``batch`` rule moves batch dims instead of
+looping, so a vmapped function costs the same number of binds at any batch size.
+"""
+from __future__ import annotations
+
+import functools
+
+from .._core import primitive as _prim
+from .._core.primitive import Interpreter, Tracer, bind, pop, push
+from .._core.pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from .._core.tensor import Tensor, wrap
+from ..autograd.function import Function, call_forward, run_custom
+
+_DATA_DEPENDENT = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow "
+    "(or calling {what} on it). Its value differs per example, so it has no single value here. "
+    "Use torch.where (or other tensor ops) instead of Python control flow on batched tensors.")
+
+
+class BatchTracer(Tracer):
+    """Payload of a tensor under vmap: a lower-level value with a batch dimension ``bdim``."""
+
+    __slots__ = ("value", "bdim")
+
+    def __init__(self, interp, value, bdim):
+        self.interp, self.value, self.bdim = interp, value, bdim
+
+    @property
+    def shape(self):
+        s = self.value._data.shape
+        return s[:self.bdim] + s[self.bdim + 1:]
+
+    @property
+    def dtype(self):
+        return self.value._data.dtype
+
+    @property
+    def requires_grad(self):
+        return self.value.requires_grad
+
+    def inner(self):
+        return self.value
+
+    def concrete(self, what):
+        if what == "item()":
+            raise RuntimeError(
+                "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+                "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+                "other operations (e.g. torch.where instead of Python control flow).")
+        raise RuntimeError(_DATA_DEPENDENT.format(what=what))
+
+
+class VmapInterpreter(Interpreter):
+    __slots__ = ("size", "randomness")
+
+    def __init__(self, size, randomness):
+        self.size, self.randomness = size, randomness
+
+    def mine(self, t):
+        d = t._data
+        return d.__class__ is BatchTracer and d.interp is self
+
+    def _unwrap(self, args):
+        values, bdims = [], []
+        for a in args:
+            if isinstance(a, Tensor) and self.mine(a):
+                values.append(a._data.value)
+                bdims.append(a._data.bdim)
+            else:
+                values.append(a)
+                bdims.append(None)
+        return values, bdims
+
+    def _wrap(self, out, bdim):
+        if bdim is None or not isinstance(out, Tensor):
+            return out
+        return wrap(BatchTracer(self, out, bdim))
+
+    def process(self, prim, args, params):
+        values, bdims = self._unwrap(args)
+        if all(d is None for d in bdims):
+            return bind(prim, *values, **params)
+        if prim.batch is None:
+            raise NotImplementedError(f"vmap: the primitive {prim.name} has no batching rule")
+        out, out_bdim = prim.batch(tuple(values), tuple(bdims), **params)
+        if prim.multiple_results:
+            return tuple(self._wrap(o, d) for o, d in zip(out, out_bdim))
+        return self._wrap(out, out_bdim)
+
+    def process_nullary(self, prim, params):
+        if not prim.name.startswith("random_"):
+            return super().process_nullary(prim, params)
+        if self.randomness == "error":
+            raise RuntimeError(
+                "vmap: called random operation while in randomness error mode. Please either use "
+                "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+                "operation out of vmap")
+        with _suspended(self):
+            if self.randomness == "same":
+                return prim.bind(**params)
+            out, bdim = prim.batch((), (), batch_size=self.size, **params)
+        return self._wrap(out, bdim)
+
+    def process_custom(self, cls, args, kwargs):
+        values, bdims = self._unwrap(args)
+        if all(d is None for d in bdims):
+            return run_custom(self.level, cls, tuple(values), kwargs)
+        if cls.vmap is not Function.vmap:
+            info = VmapInfo(self.size, self.randomness)
+            out, out_dims = cls.vmap(info, tuple(bdims), *values, **kwargs)
+            if isinstance(out, tuple):
+                dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(out)
+                return tuple(self._wrap(o, d) for o, d in zip(out, dims)), None
+            return self._wrap(out, out_dims), None
+        if cls.generate_vmap_rule:
+            # The forward's own ops batch themselves (Note [Custom functions under transforms]).
+            return call_forward(cls, args, kwargs)
+        raise RuntimeError(
+            f"To use autograd.Function ({cls.__name__}) with vmap, you must either override the "
+            "vmap staticmethod or set generate_vmap_rule=True.")
+
+
+class VmapInfo:
+    """The ``info`` argument of a custom Function's ``vmap`` staticmethod."""
+
+    def __init__(self, batch_size, randomness):
+        self.batch_size, self.randomness = batch_size, randomness
+
+
+Function.vmap = staticmethod(lambda info, in_dims, *args: NotImplemented)
+_BASE_VMAP = Function.vmap
+
+
+class _suspended:
+    """Take an interpreter off the stack while its batch rule draws (random prims)."""
+
+    def __init__(self, interp):
+        self.interp = interp
+
+    def __enter__(self):
+        self.index = _prim.STACK.index(self.interp)
+        _prim.STACK.pop(self.index)
+
+    def __exit__(self, *exc):
+        _prim.STACK.insert(self.index, self.interp)
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+
+def _fn_name(func):
+    return getattr(func, "__name__", repr(func))
+
+
+def _validate(func, in_dims, args, flat_args, flat_dims):
+    name = _fn_name(func)
+    size = None
+    for a, d in zip(flat_args, flat_dims):
+        if d is None:
+            continue
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims must be "
+                             f"int or None (or a pytree of them), got {d!r}")
+        if not isinstance(a, Tensor):
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for "
+                             f"an input but the input is of type {type(a)}. We cannot vmap over "
+                             f"non-Tensor arguments, please use None as the respective in_dim")
+        nd = a.ndim
+        if not -nd <= d < nd:
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for "
+                             f"some input, but that input is a Tensor of dimensionality {nd} so "
+                             f"expected in_dim to satisfy -{nd} <= in_dim < {nd}.")
+        n = a.shape[d]
+        if size is None:
+            size = n
+        elif n != size:
+            sizes = [x.shape[dd] for x, dd in zip(flat_args, flat_dims)
+                     if dd is not None and isinstance(x, Tensor)]
+            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
+                             f"dimension, got sizes {sizes} for the mapped dimension")
+    if size is None:
+        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dims={in_dims} "
+                         f"but no Tensor inputs are batched: at least one in_dim must be an int "
+                         f"for a Tensor input")
+    return size
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """``vmap(func)`` maps ``func`` over dimension ``in_dims`` of its inputs, returning outputs
+    stacked along ``out_dims``. Batch rules vectorize every primitive: no Python loop runs.
+
+    >>> import numtorch as torch
+    >>> vmap(torch.dot)(torch.ones(3, 2), torch.ones(3, 2)).shape
+    torch.Size([3])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if not args:
+            raise ValueError(f"vmap({_fn_name(func)})(<inputs>): got no inputs. Maybe you forgot "
+                             f"to add inputs, or you are trying to vmap over a function with no "
+                             f"inputs. The latter is unsupported.")
+        flat_args, spec = tree_flatten(args)
+        dims_prefix = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args) \
+            if isinstance(in_dims, int) or in_dims is None else in_dims
+        if isinstance(in_dims, (tuple, list)) and len(in_dims) != len(args):
+            raise ValueError(f"vmap({_fn_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims "
+                             f"is not compatible with the structure of `inputs`. in_dims has "
+                             f"structure {tree_flatten(in_dims)[1]} but inputs has structure "
+                             f"{spec}.")
+        try:
+            flat_dims = broadcast_prefix(tuple(dims_prefix), args)
+        except ValueError:
+            raise ValueError(f"vmap({_fn_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims "
+                             f"is not compatible with the structure of `inputs`. in_dims has "
+                             f"structure {tree_flatten(in_dims)[1]} but inputs has structure "
+                             f"{spec}.") from None
+        size = _validate(func, in_dims, args, flat_args, flat_dims)
+        flat_dims = [d % a.ndim if d is not None else None for a, d in zip(flat_args, flat_dims)]
+        if chunk_size is not None and chunk_size < size:
+            return _chunked(func, flat_args, flat_dims, spec, size, kwargs)
+        return _vmap_call(func, flat_args, flat_dims, spec, size, kwargs)
+
+    def _chunked(func, flat_args, flat_dims, spec, size, kwargs):
+        from .._ops.shape import cat, narrow
+        outs = []
+        for start in range(0, size, chunk_size):
+            n = min(chunk_size, size - start)
+            chunk = [narrow(a, d, start, n) if d is not None else a for a, d in zip(flat_args, flat_dims)]
+            outs.append(_vmap_call(func, chunk, flat_dims, spec, n, kwargs))
+        out_leaves = [tree_flatten(o)[0] for o in outs]
+        out_spec = tree_flatten(outs[0])[1]
+        dims = _out_dims_for(out_dims, outs[0], out_spec)
+        merged = [cat([o[i] for o in out_leaves], d) if d is not None else out_leaves[0][i]
+                  for i, d in enumerate(dims)]
+        return tree_unflatten(merged, out_spec)
+
+    def _vmap_call(func, flat_args, flat_dims, spec, size, kwargs):
+        interp = push(VmapInterpreter(size, randomness))
+        try:
+            lifted = [wrap(BatchTracer(interp, a, d)) if d is not None else a
+                      for a, d in zip(flat_args, flat_dims)]
+            out = func(*tree_unflatten(lifted, spec), **kwargs)
+            out_leaves, out_spec = tree_flatten(out)
+            dims = _out_dims_for(out_dims, out, out_spec)
+            results = [_unbatch(interp, o, d, size) for o, d in zip(out_leaves, dims)]
+            return tree_unflatten(results, out_spec)
+        finally:
+            pop(interp)
+
+    def _out_dims_for(out_dims, out, out_spec):
+        try:
+            prefix = out_dims if isinstance(out_dims, (tuple, list)) and not (
+                out_spec.kind is None) else out_dims
+            if isinstance(prefix, (tuple, list)) and out_spec.kind is None:
+                raise ValueError
+            return broadcast_prefix(prefix, out)
+        except ValueError:
+            raise ValueError(f"vmap({_fn_name(func)}, ..., out_dims={out_dims})(<inputs>): "
+                             f"out_dims is not compatible with the structure of `outputs`. "
+                             f"out_dims has structure {tree_flatten(out_dims)[1]} but outputs "
+                             f"has structure {out_spec}.") from None
+
+    def _unbatch(interp, o, d, size):
+        if not isinstance(o, Tensor):
+            raise ValueError(f"vmap({_fn_name(func)}, ...): `{_fn_name(func)}` must only return "
+                             f"Tensors, got type {type(o)}. Did you mean to set out_dims= to None "
+                             f"for output?")
+        if interp.mine(o):
+            if d is None:
+                raise ValueError(f"vmap({_fn_name(func)}, ..., out_dims=None)(<inputs>): the "
+                                 f"output is batched, so out_dims=None is not allowed for it "
+                                 f"(it has a different value per example).")
+            from .._prims._helpers import move_bdim
+            v = o._data
+            return move_bdim(v.value, v.bdim, d % (v.value.ndim))
+        if d is None:
+            return o
+        from .._ops.shape import expand, unsqueeze
+        d = d % (o.ndim + 1)
+        shape = tuple(o.shape)
+        return expand(unsqueeze(o, d), shape[:d] + (size,) + shape[d:])
+
+    return wrapper
