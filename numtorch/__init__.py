@@ -36,6 +36,7 @@ from ._ops.linalg import (matmul, mm, bmm, mv, dot, vdot, inner, outer, ger, cro
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled,  # noqa: F401
                                  inference_mode)
 from . import autograd  # noqa: F401
+from ._ops import numpy_api as _numpy_api  # noqa: F401,E402  (NumPy dispatch on Tensors)
 
 __version__ = "0.1.0"
 from . import func  # noqa: E402,F401

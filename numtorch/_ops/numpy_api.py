@@ -1,0 +1,786 @@
+"""NumPy interop: NumPy ufuncs and functions called on Tensors run numtorch ops.
+
+This module owns ``Tensor.__array_ufunc__`` (NEP 13) and ``Tensor.__array_function__``
+(NEP 18) and the table that maps NumPy's names and arguments (``axis``, ``keepdims``,
+``ddof``) to numtorch's (``dim``, ``keepdim``, ``correction``). ``np.asarray(t)`` is
+``Tensor.__array__`` and lives in ``_core/tensor.py``.
+
+It must not convert a Tensor to an ndarray behind the user's back: that would drop
+gradients and break transforms. A NumPy function without a mapping raises a TypeError
+naming it (Note [NumPy dispatch]).
+
+>>> import numpy as np, numtorch as torch
+>>> x = torch.tensor([0.0, 1.0], requires_grad=True)
+>>> y = np.sum(np.sin(x) * 2)
+>>> type(y).__name__, y.grad_fn is not None
+('Tensor', True)
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+from numpy import ndarray
+
+from .._core import dtypes as _dt
+from .._core.tensor import Tensor
+from . import creation as C, index as I, linalg as L, math as M, reduce as R, shape as S
+from ._common import result_type
+
+# Note [NumPy dispatch]
+# NumPy hands a call on a Tensor to us: a ufunc (np.add, np.sin, also operators such as
+# ``ndarray + tensor`` and ``np.float64(2) * tensor``) through ``__array_ufunc__``, any
+# other public function (np.sum, np.concatenate, ...) through ``__array_function__``.
+# Both run the numtorch op of the same meaning with PyTorch's semantics (promotion,
+# errors), so NumPy code records autograd, batches under vmap and traces. Operands that
+# are ndarrays (or lists) become Tensors with ``as_tensor`` (sharing memory); NumPy
+# scalars become Python scalars, which PyTorch treats as weak ("wrapped numbers").
+# Results are Tensors (a 0-d Tensor where NumPy returns a scalar). ``out=`` writes into
+# a Tensor with ``copy_`` (an in-place op, so autograd's rules for it apply) or into an
+# ndarray. Arguments we do not support raise a TypeError naming them, never ignored.
+
+_NOVALUE = getattr(np, "_NoValue", object())
+
+
+def _given(v) -> bool:
+    return v is not None and v is not _NOVALUE
+
+
+def _reject(fn, **args):
+    """Raise a TypeError for each NumPy argument given that numtorch does not support."""
+    for name, v in args.items():
+        if _given(v):
+            raise TypeError(f"numpy.{fn}() on a Tensor: argument '{name}' is not supported by "
+                            "numtorch's NumPy dispatch")
+
+
+def _t(x) -> Tensor:
+    """A Tensor operand: Tensors as they are, everything else through ``as_tensor``."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.generic):
+        x = np.asarray(x)
+    return C.as_tensor(x)
+
+
+def _operand(x):
+    """An elementwise operand: NumPy and Python scalars stay scalars (weak), arrays become Tensors."""
+    if isinstance(x, Tensor) or isinstance(x, (bool, int, float, complex)):
+        return x
+    if isinstance(x, np.generic) and x.dtype.kind in "biufc":
+        return x.item()
+    return _t(x)
+
+
+def _dim(axis):
+    """NumPy's ``axis`` (None, int, or sequence) as numtorch's ``dim``."""
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        return tuple(operator.index(a) for a in axis)
+    return operator.index(axis)
+
+
+def _keep(keepdims) -> bool:
+    return bool(keepdims) if _given(keepdims) else False
+
+
+def _dtype(dtype):
+    return _dt.to_dtype(dtype) if dtype is not None else None
+
+
+def _write_out(result, out, fn):
+    """Store ``result`` into NumPy's ``out`` (a Tensor, an ndarray, or a 1-tuple of one)."""
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise TypeError(f"numpy.{fn}() on a Tensor: expected one output, got {len(out)}")
+        out = out[0]
+    if out is None:
+        return result
+    if isinstance(out, Tensor):
+        return out.copy_(result)
+    if isinstance(out, ndarray):
+        np.copyto(out, result.detach().__array__(), casting="same_kind")
+        return out
+    raise TypeError(f"numpy.{fn}() on a Tensor: 'out' must be a Tensor or ndarray, "
+                    f"got {type(out).__name__}")
+
+
+def _promoted(op):
+    """``op(a, b)`` on operands promoted to one dtype: NumPy's contractions mix dtypes freely,
+    numtorch's (PyTorch's) require equal ones; promotion follows PyTorch's rules."""
+    def fn(a, b, *args, **kwargs):
+        a, b = _t(a), _t(b)
+        if a._data.dtype != b._data.dtype:
+            dt = result_type(a, b)
+            a, b = a.to(dt), b.to(dt)
+        return op(a, b, *args, **kwargs)
+    return fn
+
+
+# ---------------------------------------------------------------------------------------
+# Ufuncs (__array_ufunc__)
+
+def _ufunc_table():
+    pairs = {
+        "add": M.add, "subtract": M.sub, "multiply": M.mul, "true_divide": M.div,
+        "divide": M.div, "floor_divide": M.floor_divide, "power": M.pow,
+        "float_power": M.float_power, "remainder": M.remainder, "mod": M.remainder,
+        "fmod": M.fmod, "negative": M.neg, "positive": M.positive, "absolute": M.abs,
+        "fabs": M.abs, "sign": M.sign, "exp": M.exp, "exp2": M.exp2, "expm1": M.expm1,
+        "log": M.log, "log2": M.log2, "log10": M.log10, "log1p": M.log1p, "sqrt": M.sqrt,
+        "square": M.square, "reciprocal": M.reciprocal, "sin": M.sin, "cos": M.cos,
+        "tan": M.tan, "arcsin": M.asin, "arccos": M.acos, "arctan": M.atan,
+        "arctan2": M.atan2, "sinh": M.sinh, "cosh": M.cosh, "tanh": M.tanh,
+        "arcsinh": M.asinh, "arccosh": M.acosh, "arctanh": M.atanh, "floor": M.floor,
+        "ceil": M.ceil, "trunc": M.trunc, "rint": M.round, "maximum": M.maximum,
+        "minimum": M.minimum, "fmax": M.fmax, "fmin": M.fmin, "equal": M.eq,
+        "not_equal": M.ne, "less": M.lt, "less_equal": M.le, "greater": M.gt,
+        "greater_equal": M.ge, "logical_and": M.logical_and, "logical_or": M.logical_or,
+        "logical_xor": M.logical_xor, "logical_not": M.logical_not,
+        "bitwise_and": M.bitwise_and, "bitwise_or": M.bitwise_or,
+        "bitwise_xor": M.bitwise_xor, "invert": M.bitwise_not, "isnan": M.isnan,
+        "isinf": M.isinf, "isfinite": M.isfinite, "conjugate": M.conj, "hypot": M.hypot,
+        "logaddexp": M.logaddexp, "matmul": _promoted(L.matmul),
+    }
+    return {getattr(np, name): fn for name, fn in pairs.items()}
+
+
+UFUNCS = _ufunc_table()
+
+# ufunc.reduce / ufunc.accumulate: numtorch reduction and its keyword for the dtype.
+_REDUCE = {np.add: R.sum, np.multiply: None, np.maximum: R.amax, np.minimum: R.amin,
+           np.logical_and: R.all, np.logical_or: R.any}
+_ACCUMULATE = {np.add: R.cumsum, np.multiply: R.cumprod}
+
+
+def array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
+    """``Tensor.__array_ufunc__``: run the numtorch op that ``ufunc`` names (Note [NumPy dispatch])."""
+    for x in inputs + (out or ()):
+        if not isinstance(x, (Tensor, ndarray, np.generic, bool, int, float, complex, list)):
+            return NotImplemented
+    name = f"{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    if method == "__call__":
+        result = _call_ufunc(ufunc, inputs, kwargs, name)
+    elif method == "reduce":
+        result = _reduce_ufunc(ufunc, inputs, kwargs, name)
+    elif method == "accumulate":
+        result = _accumulate_ufunc(ufunc, inputs, kwargs, name)
+    elif method == "outer" and ufunc.nin == 2 and ufunc in UFUNCS:
+        _reject(name, **kwargs)
+        a, b = _t(inputs[0]), _t(inputs[1])
+        result = UFUNCS[ufunc](a.reshape(tuple(a.shape) + (1,) * b.ndim), b)
+    else:
+        raise TypeError(f"numpy.{name} has no numtorch mapping for Tensors; use a numtorch op "
+                        "(or convert explicitly with t.detach().numpy(), which stops gradients)")
+    return _write_out(result, out, name)
+
+
+def _call_ufunc(ufunc, inputs, kwargs, name):
+    fn = UFUNCS.get(ufunc)
+    if fn is None:
+        raise TypeError(f"numpy.{name} has no numtorch mapping for Tensors; use a numtorch op "
+                        "(or convert explicitly with t.detach().numpy(), which stops gradients)")
+    dtype = kwargs.pop("dtype", None)
+    if kwargs.pop("where", True) is not True:
+        raise TypeError(f"numpy.{name}() on a Tensor: argument 'where' is not supported")
+    kwargs.pop("casting", None), kwargs.pop("order", None), kwargs.pop("subok", None)
+    _reject(name, **kwargs)
+    if ufunc.nin == 1:
+        args = (_t(inputs[0]),)
+    else:
+        args = tuple(_operand(x) for x in inputs)
+        if not builtins.any(isinstance(a, Tensor) for a in args):
+            args = (_t(args[0]),) + args[1:]
+    if dtype is not None:
+        d = _dt.to_dtype(dtype)
+        args = tuple(a.to(d) if isinstance(a, Tensor) else a for a in args)
+    return fn(*args)
+
+
+def _reduce_ufunc(ufunc, inputs, kwargs, name):
+    if ufunc not in _REDUCE:
+        raise TypeError(f"numpy.{name} has no numtorch mapping for Tensors")
+    axis = kwargs.pop("axis", 0)
+    keepdim = _keep(kwargs.pop("keepdims", False))
+    dtype = _dtype(kwargs.pop("dtype", None))
+    _reject(name, initial=kwargs.pop("initial", None), where=kwargs.pop("where", None), **kwargs)
+    x = _t(inputs[0])
+    if dtype is not None:
+        x = x.to(dtype)
+    if ufunc is np.multiply:
+        return _prod(x, _dim(axis), keepdim)
+    fn = _REDUCE[ufunc]
+    dim = _dim(axis)
+    if fn in (R.amax, R.amin):
+        return fn(x, () if dim is None else dim, keepdim)
+    return fn(x, dim, keepdim)
+
+
+def _accumulate_ufunc(ufunc, inputs, kwargs, name):
+    if ufunc not in _ACCUMULATE:
+        raise TypeError(f"numpy.{name} has no numtorch mapping for Tensors")
+    axis = kwargs.pop("axis", 0)
+    dtype = _dtype(kwargs.pop("dtype", None))
+    _reject(name, **kwargs)
+    return _ACCUMULATE[ufunc](_t(inputs[0]), operator.index(axis), dtype=dtype)
+
+
+def _prod(x, dim, keepdim):
+    """``prod`` over an int, None, or a tuple of dims (one reduction per dim)."""
+    if not isinstance(dim, tuple):
+        return R.prod(x, dim, keepdim)
+    for d in sorted((d % x.ndim for d in dim), reverse=True):
+        x = R.prod(x, d, keepdim)
+    return x
+
+
+# ---------------------------------------------------------------------------------------
+# Functions (__array_function__)
+
+FUNCTIONS: dict = {}
+
+
+def implements(*np_funcs):
+    """Register a NumPy-signature wrapper as the Tensor implementation of ``np_funcs``."""
+    def deco(fn):
+        for f in np_funcs:
+            FUNCTIONS[f] = fn
+        return fn
+    return deco
+
+
+def array_function(self, func, types, args, kwargs):
+    """``Tensor.__array_function__``: the numtorch equivalent of ``func`` (Note [NumPy dispatch])."""
+    impl = FUNCTIONS.get(func)
+    if impl is None:
+        raise TypeError(
+            f"{func.__module__}.{func.__name__} has no numtorch mapping, so it cannot take a "
+            "Tensor (a silent conversion to ndarray would drop gradients). Use a numtorch op, "
+            "or convert explicitly with t.detach().numpy().")
+    for t in types:
+        if not issubclass(t, (Tensor, ndarray)):
+            return NotImplemented
+    return impl(*args, **kwargs)
+
+
+def _sum_like(op, name):
+    def fn(a, axis=None, dtype=None, out=None, keepdims=_NOVALUE, initial=_NOVALUE,
+           where=_NOVALUE):
+        _reject(name, initial=initial, where=where)
+        x = _t(a)
+        if dtype is not None:
+            x = x.to(_dt.to_dtype(dtype))
+        return _write_out(op(x, _dim(axis), _keep(keepdims)), out, name)
+    return fn
+
+
+implements(np.sum)(_sum_like(R.sum, "sum"))
+implements(np.prod)(_sum_like(_prod, "prod"))
+implements(np.nansum)(_sum_like(R.nansum, "nansum"))
+
+
+@implements(np.mean)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=_NOVALUE, *, where=_NOVALUE):
+    _reject("mean", where=where)
+    x = _t(a)
+    if dtype is not None:
+        x = x.to(_dt.to_dtype(dtype))
+    elif x._data.dtype.kind not in "fc":
+        x = x.to(_dt.get_default_dtype())
+    return _write_out(R.mean(x, _dim(axis), _keep(keepdims)), out, "mean")
+
+
+@implements(np.nanmean)
+def _nanmean(a, axis=None, dtype=None, out=None, keepdims=_NOVALUE, *, where=_NOVALUE):
+    _reject("nanmean", dtype=dtype, where=where)
+    return _write_out(R.nanmean(_t(a), _dim(axis), _keep(keepdims)), out, "nanmean")
+
+
+def _extremum(op, name):
+    def fn(a, axis=None, out=None, keepdims=_NOVALUE, initial=_NOVALUE, where=_NOVALUE):
+        _reject(name, initial=initial, where=where)
+        dim = _dim(axis)
+        return _write_out(op(_t(a), () if dim is None else dim, _keep(keepdims)), out, name)
+    return fn
+
+
+implements(np.max, np.amax)(_extremum(R.amax, "max"))
+implements(np.min, np.amin)(_extremum(R.amin, "min"))
+
+
+def _arg_extremum(op, name):
+    def fn(a, axis=None, out=None, *, keepdims=_NOVALUE):
+        return _write_out(op(_t(a), _dim(axis), _keep(keepdims)), out, name)
+    return fn
+
+
+implements(np.argmax)(_arg_extremum(R.argmax, "argmax"))
+implements(np.argmin)(_arg_extremum(R.argmin, "argmin"))
+
+
+def _moment(op, name):
+    def fn(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, where=_NOVALUE,
+           mean=_NOVALUE, correction=_NOVALUE):
+        _reject(name, where=where, mean=mean)
+        x = _t(a)
+        if dtype is not None:
+            x = x.to(_dt.to_dtype(dtype))
+        ddof = correction if _given(correction) else ddof
+        return _write_out(op(x, _dim(axis), keepdim=_keep(keepdims), correction=ddof), out, name)
+    return fn
+
+
+implements(np.std)(_moment(R.std, "std"))
+implements(np.var)(_moment(R.var, "var"))
+
+
+def _logical_reduction(op, name):
+    def fn(a, axis=None, out=None, keepdims=_NOVALUE, *, where=_NOVALUE):
+        _reject(name, where=where)
+        return _write_out(op(_t(a), _dim(axis), _keep(keepdims)), out, name)
+    return fn
+
+
+implements(np.all)(_logical_reduction(R.all, "all"))
+implements(np.any)(_logical_reduction(R.any, "any"))
+
+
+def _cumulative(op, name):
+    def fn(a, axis=None, dtype=None, out=None):
+        x = _t(a)
+        if axis is None:
+            x, axis = S.reshape(x, (-1,)), 0
+        return _write_out(op(x, operator.index(axis), dtype=_dtype(dtype)), out, name)
+    return fn
+
+
+implements(np.cumsum)(_cumulative(R.cumsum, "cumsum"))
+implements(np.cumprod)(_cumulative(R.cumprod, "cumprod"))
+
+
+@implements(np.count_nonzero)
+def _count_nonzero(a, axis=None, *, keepdims=False):
+    out = R.count_nonzero(_t(a), _dim(axis))
+    return out if not keepdims else _keepdims_like(out, _t(a), axis)
+
+
+def _keepdims_like(out, x, axis):
+    axes = range(x.ndim) if axis is None else [a % x.ndim for a in (
+        axis if isinstance(axis, (tuple, list)) else (axis,))]
+    return S.reshape(out, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+
+
+# -- linear algebra ----------------------------------------------------------------------
+
+@implements(np.dot)
+@_promoted
+def _dot(a, b, out=None):
+    if a.ndim == 0 or b.ndim == 0:
+        result = M.mul(a, b)
+    elif b.ndim <= 2 and a.ndim <= 2 or b.ndim == 1:
+        result = L.matmul(a, b)
+    else:  # NumPy: sum over the last axis of a and the second-to-last of b
+        result = L.tensordot(a, b, dims=([a.ndim - 1], [b.ndim - 2]))
+    return _write_out(result, out, "dot")
+
+
+@implements(np.vdot)
+@_promoted
+def _vdot(a, b):
+    return L.vdot(S.reshape(a, (-1,)), S.reshape(b, (-1,)))
+
+
+implements(np.inner)(_promoted(L.inner))
+
+
+@implements(np.outer)
+@_promoted
+def _outer(a, b, out=None):
+    return _write_out(L.outer(S.reshape(a, (-1,)), S.reshape(b, (-1,))), out, "outer")
+
+
+@implements(np.tensordot)
+@_promoted
+def _tensordot(a, b, axes=2):
+    return L.tensordot(a, b, dims=axes)
+
+
+@implements(np.trace)
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    d = S.diagonal(_t(a), offset, axis1, axis2)
+    return _write_out(R.sum(d, -1, dtype=_dtype(dtype)), out, "trace")
+
+
+@implements(np.linalg.norm)
+def _norm(x, ord=None, axis=None, keepdims=False):
+    x = _t(x)
+    if ord is None:  # Frobenius / 2-norm of the flattened selection
+        return L.vector_norm(x, 2, _dim(axis), keepdims)
+    if isinstance(axis, int) or (axis is None and x.ndim == 1):
+        return L.vector_norm(x, ord, _dim(axis), keepdims)
+    raise TypeError(f"numpy.linalg.norm() on a Tensor: ord={ord!r} for matrices has no "
+                    "numtorch mapping yet")
+
+
+def _lazy(np_func, path):
+    """Map ``np_func`` to numtorch's ``path`` (e.g. 'linalg.inv') once it exists."""
+    def fn(*args, **kwargs):
+        import numtorch
+        target = numtorch
+        for part in path.split("."):
+            target = getattr(target, part, None)
+        if target is None:
+            raise TypeError(f"{np_func.__module__}.{np_func.__name__} has no numtorch mapping "
+                            f"yet (numtorch.{path} does not exist)")
+        return target(*[_t(a) if isinstance(a, (Tensor, ndarray)) else a for a in args],
+                      **kwargs)
+    FUNCTIONS[np_func] = fn
+
+
+for _f, _path in ((np.linalg.inv, "linalg.inv"), (np.linalg.det, "linalg.det"),
+                  (np.linalg.solve, "linalg.solve"), (np.linalg.cholesky, "linalg.cholesky"),
+                  (np.linalg.qr, "linalg.qr"), (np.linalg.eigh, "linalg.eigh"),
+                  (np.linalg.svd, "linalg.svd"), (np.sort, "sort"), (np.argsort, "argsort")):
+    _lazy(_f, _path)
+
+
+@implements(np.einsum)
+def _einsum(*operands, out=None, optimize=False, **kwargs):
+    _reject("einsum", **kwargs)
+    import numtorch
+    if not hasattr(numtorch, "einsum"):
+        raise TypeError("numpy.einsum has no numtorch mapping yet (numtorch.einsum does not exist)")
+    ops = [o if isinstance(o, str) else _t(o) for o in operands]
+    return _write_out(numtorch.einsum(*ops), out, "einsum")
+
+
+# -- shape -------------------------------------------------------------------------------
+
+@implements(np.reshape)
+def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise TypeError("numpy.reshape() on a Tensor: only order='C' is supported")
+    shape = shape if shape is not None else newshape
+    out = S.reshape(_t(a), (shape,) if isinstance(shape, int) else tuple(shape))
+    return S.clone(out) if copy else out
+
+
+@implements(np.ravel)
+def _ravel(a, order="C"):
+    if order not in ("C", "K", "A"):
+        raise TypeError("numpy.ravel() on a Tensor: only order='C' is supported")
+    return S.reshape(_t(a), (-1,))
+
+
+@implements(np.transpose)
+def _transpose(a, axes=None):
+    x = _t(a)
+    return S.permute(x, tuple(reversed(range(x.ndim))) if axes is None else tuple(axes))
+
+
+@implements(np.swapaxes)
+def _swapaxes(a, axis1, axis2):
+    return S.transpose(_t(a), axis1, axis2)
+
+
+@implements(np.moveaxis)
+def _moveaxis(a, source, destination):
+    return S.movedim(_t(a), source, destination)
+
+
+@implements(np.squeeze)
+def _squeeze(a, axis=None):
+    x = _t(a)
+    if axis is not None:
+        for d in (axis if isinstance(axis, (tuple, list)) else (axis,)):
+            if x.shape[d] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 "equal to one")
+    return S.squeeze(x, _dim(axis))
+
+
+@implements(np.expand_dims)
+def _expand_dims(a, axis):
+    x = _t(a)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    nd = x.ndim + len(axes)
+    for d in sorted(d % nd for d in axes):
+        x = S.unsqueeze(x, d)
+    return x
+
+
+def _seq(arrays):
+    if isinstance(arrays, (Tensor, ndarray)):
+        return list(S.unbind(_t(arrays), 0))
+    return [_t(a) for a in arrays]
+
+
+@implements(np.concatenate)
+def _concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    ts = _seq(arrays)
+    if axis is None:
+        ts, axis = [S.reshape(t, (-1,)) for t in ts], 0
+    result = S.cat(ts, axis)
+    return _write_out(result if dtype is None else result.to(_dt.to_dtype(dtype)), out,
+                      "concatenate")
+
+
+@implements(np.stack)
+def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    result = S.stack(_seq(arrays), axis)
+    return _write_out(result if dtype is None else result.to(_dt.to_dtype(dtype)), out, "stack")
+
+
+def _stacker(op, name):
+    def fn(tup, *, dtype=None, casting="same_kind"):
+        result = op(_seq(tup))
+        return result if dtype is None else result.to(_dt.to_dtype(dtype))
+    return fn
+
+
+implements(np.vstack)(_stacker(S.vstack, "vstack"))
+implements(np.hstack)(_stacker(S.hstack, "hstack"))
+implements(np.dstack)(_stacker(S.dstack, "dstack"))
+implements(np.column_stack)(_stacker(S.column_stack, "column_stack"))
+
+
+def _atleast(op):
+    def fn(*arys):
+        outs = tuple(op(_t(a)) for a in arys)
+        return outs[0] if len(outs) == 1 else outs
+    return fn
+
+
+implements(np.atleast_1d)(_atleast(S.atleast_1d))
+implements(np.atleast_2d)(_atleast(S.atleast_2d))
+implements(np.atleast_3d)(_atleast(S.atleast_3d))
+
+
+@implements(np.broadcast_to)
+def _broadcast_to(array, shape, subok=False):
+    return S.broadcast_to(_t(array), (shape,) if isinstance(shape, int) else tuple(shape))
+
+
+@implements(np.broadcast_arrays)
+def _broadcast_arrays(*args, subok=False):
+    return tuple(S.broadcast_tensors(*[_t(a) for a in args]))
+
+
+@implements(np.flip)
+def _flip(m, axis=None):
+    x = _t(m)
+    dims = tuple(range(x.ndim)) if axis is None else _dim(axis)
+    return S.flip(x, dims if isinstance(dims, tuple) else (dims,))
+
+
+implements(np.fliplr)(lambda m: S.fliplr(_t(m)))
+implements(np.flipud)(lambda m: S.flipud(_t(m)))
+
+
+@implements(np.roll)
+def _roll(a, shift, axis=None):
+    return S.roll(_t(a), shift, _dim(axis))
+
+
+@implements(np.tile)
+def _tile(A, reps):
+    return S.tile(_t(A), (reps,) if isinstance(reps, int) else tuple(reps))
+
+
+@implements(np.repeat)
+def _repeat(a, repeats, axis=None):
+    return S.repeat_interleave(_t(a), repeats if isinstance(repeats, int) else _t(repeats),
+                               dim=axis)
+
+
+@implements(np.split)
+def _split(ary, indices_or_sections, axis=0):
+    x = _t(ary)
+    if isinstance(indices_or_sections, int) and x.shape[axis] % indices_or_sections:
+        raise ValueError("array split does not result in an equal division")
+    return list(S.tensor_split(x, _split_arg(indices_or_sections), axis))
+
+
+@implements(np.array_split)
+def _array_split(ary, indices_or_sections, axis=0):
+    return list(S.tensor_split(_t(ary), _split_arg(indices_or_sections), axis))
+
+
+def _split_arg(s):
+    return s if isinstance(s, int) else [int(i) for i in s]
+
+
+@implements(np.diag)
+def _diag(v, k=0):
+    return S.diag(_t(v), k)
+
+
+@implements(np.diagonal)
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    return S.diagonal(_t(a), offset, axis1, axis2)
+
+
+implements(np.tril)(lambda m, k=0: S.tril(_t(m), k))
+implements(np.triu)(lambda m, k=0: S.triu(_t(m), k))
+
+
+@implements(np.meshgrid)
+def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    _reject("meshgrid", sparse=sparse or None)
+    return tuple(S.meshgrid(*[_t(x) for x in xi], indexing=indexing))
+
+
+@implements(np.copy)
+def _copy(a, order="K", subok=False):
+    return S.clone(_t(a))
+
+
+# -- selection, comparison, creation ---------------------------------------------------
+
+@implements(np.where)
+def _where(condition, x=None, y=None, /):
+    c = _t(condition)
+    if c._data.dtype != np.bool_:
+        c = M.ne(c, 0)
+    if x is None and y is None:
+        return I.nonzero(c, as_tuple=True)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    return M.where(c, _operand(x), _operand(y))
+
+
+@implements(np.clip)
+def _clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVALUE,
+          **kwargs):
+    _reject("clip", **kwargs)
+    lo = min if _given(min) else a_min
+    hi = max if _given(max) else a_max
+    lo = _operand(lo) if _given(lo) else None
+    hi = _operand(hi) if _given(hi) else None
+    return _write_out(M.clamp(_t(a), lo, hi), out, "clip")
+
+
+@implements(np.round, np.around)
+def _round(a, decimals=0, out=None):
+    return _write_out(M.round(_t(a), decimals=decimals), out, "round")
+
+
+@implements(np.real)
+def _real(val):
+    return M.real(_t(val))
+
+
+@implements(np.imag)
+def _imag(val):
+    x = _t(val)
+    return M.imag(x) if x.is_complex() else C.zeros_like(x)
+
+
+@implements(np.iscomplexobj)
+def _iscomplexobj(x):
+    return _t(x).is_complex()
+
+
+@implements(np.isrealobj)
+def _isrealobj(x):
+    return not _t(x).is_complex()
+
+
+def _common_dtype(a, b):
+    """NumPy's isclose compares across dtypes; numtorch's wants one floating dtype."""
+    a, b = _t(a), _t(b)
+    dt = result_type(a, b)
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = _dt.float64
+    return a.to(dt), b.to(dt)
+
+
+@implements(np.isclose)
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return M.isclose(*_common_dtype(a, b), rtol, atol, equal_nan)
+
+
+@implements(np.allclose)
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return M.allclose(*_common_dtype(a, b), rtol, atol, equal_nan)
+
+
+@implements(np.array_equal)
+def _array_equal(a1, a2, equal_nan=False):
+    _reject("array_equal", equal_nan=equal_nan or None)
+    return M.equal(_t(a1), _t(a2))
+
+
+@implements(np.take_along_axis)
+def _take_along_axis(arr, indices, axis=-1):
+    return I.take_along_dim(_t(arr), _t(indices), axis)
+
+
+@implements(np.take)
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    if mode != "raise":
+        raise TypeError("numpy.take() on a Tensor: only mode='raise' is supported")
+    x = _t(a)
+    if axis is None:
+        x, axis = S.reshape(x, (-1,)), 0
+    idx = indices if isinstance(indices, int) else _t(indices)
+    return _write_out(I.getitem(x, (slice(None),) * (axis % x.ndim) + (idx,)), out, "take")
+
+
+@implements(np.nonzero)
+def _nonzero(a):
+    return I.nonzero(_t(a), as_tuple=True)
+
+
+@implements(np.argwhere)
+def _argwhere(a):
+    return I.argwhere(_t(a))
+
+
+@implements(np.unique)
+def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+            equal_nan=True, sorted=True):
+    _reject("unique", return_index=return_index or None)
+    return I.unique(_t(ar), True, return_inverse, return_counts, axis)
+
+
+def _like(op, name):
+    def fn(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+        x = _t(a)
+        dt = _dtype(dtype) or x.dtype
+        if shape is not None:
+            return getattr(C, name)(shape, dtype=dt)
+        return op(x, dtype=dt)
+    return fn
+
+
+implements(np.zeros_like)(_like(C.zeros_like, "zeros"))
+implements(np.ones_like)(_like(C.ones_like, "ones"))
+implements(np.empty_like)(_like(C.empty_like, "empty"))
+
+
+@implements(np.full_like)
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    x = _t(a)
+    dt = _dtype(dtype) or x.dtype
+    if shape is not None:
+        return C.full(shape, fill_value, dtype=dt)
+    return C.full_like(x, fill_value, dtype=dt)
+
+
+# -- metadata: plain Python values, as NumPy returns them ------------------------------
+
+implements(np.shape)(lambda a: tuple(_t(a).shape))
+implements(np.ndim)(lambda a: _t(a).ndim)
+
+
+@implements(np.size)
+def _size(a, axis=None):
+    x = _t(a)
+    return x.numel() if axis is None else x.shape[axis]
+
+
+Tensor.__array_ufunc__ = array_ufunc
+Tensor.__array_function__ = array_function
