@@ -403,11 +403,17 @@ def wrap_array(value) -> Tensor:
 
 def eval_bind(prim, args, params):
     """The bottom interpreter: run ``prim.impl`` on NumPy arrays, or its shape rule on meta."""
-    arrays = [a._data for a in args]
-    for d in arrays:
+    if len(args) == 1:
+        d = args[0]._data
         if d.__class__ is not ndarray:
-            return _meta_eval(prim, arrays, params)
-    out = prim.impl(*arrays, **params)
+            return _meta_eval(prim, [d], params)
+        out = prim.impl(d, **params)
+    else:
+        arrays = [a._data for a in args]
+        for d in arrays:
+            if d.__class__ is not ndarray:
+                return _meta_eval(prim, arrays, params)
+        out = prim.impl(*arrays, **params)
     if prim.multiple_results:
         return tuple(wrap_array(o) for o in out)
     if out.__class__ is not ndarray:

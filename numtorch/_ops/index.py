@@ -20,7 +20,7 @@ from .._core.primitive import bind
 from .._core.tensor import Tensor, wrap_array
 from .._prims import indexing as I
 from ._common import canonical_dim, check_tensor, to_tensor
-from .shape import reshape, select, slice_dim, unsqueeze, movedim, flatten
+from .shape import _as_view, flatten, movedim, reshape, select, slice_dim, unsqueeze
 
 
 # ---------------------------------------------------------------------------------------
@@ -47,8 +47,31 @@ def _normalize_index(x, idx):
     return idx
 
 
+_BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def _basic_numpy_index(idx):
+    """``idx`` as a NumPy basic index that always returns a view, or None if not basic."""
+    items = idx if idx.__class__ is tuple else (idx,)
+    for i in items:
+        if i.__class__ not in _BASIC or (i.__class__ is slice and i.step is not None and i.step <= 0):
+            return None
+    return items if Ellipsis in items else items + (Ellipsis,)
+
+
 def getitem(x, idx):
     """``x[idx]``: NumPy/PyTorch indexing with ints, slices, None, ..., bool and int tensors."""
+    d = x._data
+    if d.__class__ is ndarray and not x._requires_grad:
+        # Eager fast path: NumPy's basic indexing is PyTorch's, and returns a view.
+        np_idx = _basic_numpy_index(idx)
+        if np_idx is not None:
+            try:
+                out = d[np_idx]
+            except IndexError:
+                pass  # the general path below raises PyTorch's message
+            else:
+                return _as_view(wrap_array(out), x, lambda b: getitem(b, idx))
     idx = _normalize_index(x, idx)
     if any(isinstance(i, (Tensor, bool)) for i in idx):
         return _advanced_getitem(x, idx)

@@ -13,14 +13,6 @@ from . import creation, index, inplace as _inplace, linalg, math, reduce, shape
 from ._common import result_type, to_tensor
 
 
-def _method(fn):
-    def m(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    m.__name__ = fn.__name__
-    m.__doc__ = fn.__doc__
-    return m
-
-
 # Ops whose method form is f(self, *args, **kwargs).
 _FORWARDED = {
     math: """add sub subtract mul multiply div divide true_divide floor_divide pow fmod remainder
@@ -45,7 +37,8 @@ _FORWARDED = {
 
 for _module, _names in _FORWARDED.items():
     for _name in _names.split():
-        setattr(Tensor, _name, _method(getattr(_module, _name)))
+        # Plain functions become methods as they are: no wrapper on the hot path.
+        setattr(Tensor, _name, getattr(_module, _name))
 
 Tensor.__getitem__ = index.getitem
 Tensor.__setitem__ = index.setitem

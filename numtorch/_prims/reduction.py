@@ -39,7 +39,7 @@ def _reduction(name, impl, **rules):
     return p
 
 
-reduce_sum = _reduction("reduce_sum", lambda x, *, axes: np.sum(x, axis=axes),
+reduce_sum = _reduction("reduce_sum", lambda x, *, axes: np.add.reduce(x, axis=axes),
                         vjp=lambda g, out, x, *, axes: (_expand_back(g, x, axes),))
 reduce_sum.jvp = lambda p, t, *, axes: (reduce_sum.bind(p[0], axes=axes),
                                         reduce_sum.bind(t[0], axes=axes))
@@ -60,8 +60,8 @@ def _extremum(name, impl):
     return p
 
 
-reduce_max = _extremum("reduce_max", lambda x, *, axes: np.max(x, axis=axes))
-reduce_min = _extremum("reduce_min", lambda x, *, axes: np.min(x, axis=axes))
+reduce_max = _extremum("reduce_max", lambda x, *, axes: np.maximum.reduce(x, axis=axes))
+reduce_min = _extremum("reduce_min", lambda x, *, axes: np.minimum.reduce(x, axis=axes))
 
 
 def _prod_partials(x, out, axes):

@@ -3,3 +3,4 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .api import backward, grad  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
+from . import functional  # noqa: E402,F401
