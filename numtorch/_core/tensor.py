@@ -150,7 +150,10 @@ class Tensor:
                 return False
             if d.__class__ is MetaArray:
                 return True
-            d = d.inner()._data
+            inner = d.inner()
+            if inner is None:   # a trace variable: no device of its own
+                return False
+            d = inner._data
 
     is_cuda = False
 

@@ -28,7 +28,10 @@ def _levels(payload):
     out = set()
     while payload.__class__ is not ndarray and hasattr(payload, "interp"):
         out.add(payload.interp)
-        payload = payload.inner()._data
+        inner = payload.inner()
+        if inner is None:
+            break
+        payload = inner._data
     return out
 
 
@@ -106,6 +109,11 @@ def _scalar_tensor(v):
 
 def assign(self: Tensor, value: Tensor) -> Tensor:
     """Make ``self`` hold ``value`` (same shape and dtype), keeping views consistent."""
+    if self._data.__class__ is not ndarray:
+        from ..func._trace import trace_target
+        trace = trace_target(self if self._base is None else self._base)
+        if trace is not None:
+            return _assign_traced(trace, self, value)
     mine, theirs = _levels(self._data), _levels(value._data)
     if not theirs <= mine:
         raise RuntimeError(
@@ -137,6 +145,24 @@ def assign(self: Tensor, value: Tensor) -> Tensor:
         self._version_counter.value += 1
         return self
     _store(self, value)
+    return self
+
+
+def _assign_traced(trace, self, value):
+    """Record the write as a `copy_` node (Note [Mutations in graphs])."""
+    base = self._base
+    if base is None:
+        trace.record_copy(self, value)
+        return self
+    from .index import positions
+    from .._prims import indexing as I
+    from .shape import reshape
+    pos = self._view_fn(positions(base, (Ellipsis,)))
+    new_base = reshape(_prim.bind(I.scatter, reshape(base, (-1,)), reshape(pos, (-1,)),
+                                  reshape(convert(value, base.dtype), (-1,)), dim=0),
+                       tuple(base.shape))
+    trace.record_copy(base, new_base)
+    self._data = self._view_fn(base)._data   # later reads see the written values
     return self
 
 

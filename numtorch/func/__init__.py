@@ -8,3 +8,5 @@ from ._jvp import jvp, linearize  # noqa: F401
 from ._vmap import vmap  # noqa: F401
 from ._jacobian import jacrev, jacfwd, hessian  # noqa: F401
 from ._module import functional_call, stack_module_state  # noqa: F401
+from ._trace import make_graph  # noqa: F401
+from ._functionalize import functionalize  # noqa: F401

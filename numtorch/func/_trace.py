@@ -1,0 +1,151 @@
+"""Tracing: ``make_graph(func)(*args)`` records the primitives ``func`` binds into a `Graph`.
+
+The trace interpreter's tracers carry graph variables; every primitive bound on them
+becomes a node (its output type from the primitive's shape rule), tagged with the user's
+file:line. Values from outside (lower levels) become captured constants. In-place writes
+to a traced tensor become ``copy_`` effect nodes (Note [Mutations in graphs]).
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+from .._core.ir import Const, Graph, Node, Var
+from .._core.meta import MetaArray
+from .._core.primitive import Interpreter, Tracer, pop, push
+from .._core.pytree import tree_flatten, tree_unflatten
+from .._core.tensor import Tensor, wrap
+from ..autograd.function import call_forward
+
+# Note [Mutations in graphs]
+# Under other transforms an in-place op rebinds the tensor's payload (functionalization).
+# A trace records instead an explicit `copy_` node that writes the new value into the
+# traced variable, so `make_graph(f)` shows where `f` mutates, and running the graph
+# mutates its inputs as `f` did. `functionalize(f)` sits above the trace and rebinds, so
+# `make_graph(functionalize(f))` is purely functional but for the final copies back into
+# mutated inputs — PyTorch's make_fx(functionalize(f)) looks the same.
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_location() -> str:
+    """file:line of the innermost frame outside numtorch (the user's code)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PACKAGE_DIR):
+            return f"{os.path.basename(fn)}:{f.f_lineno}"
+        f = f.f_back
+    return ""
+
+
+class TraceTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, interp, var):
+        self.interp, self.var = interp, var
+
+    @property
+    def shape(self):
+        return self.var.shape
+
+    @property
+    def dtype(self):
+        return self.var.dtype
+
+    def inner(self):
+        return None   # a graph variable stands for no lower-level tensor
+
+    def concrete(self, what):
+        raise RuntimeError(
+            f"make_graph: {what} needs the tensor's value, but values are symbolic while tracing "
+            f"(data-dependent Python control flow cannot be captured in a graph). Use torch.where "
+            f"or other tensor ops instead.")
+
+
+class TraceInterpreter(Interpreter):
+    __slots__ = ("nodes", "consts", "const_ids", "counter")
+
+    def __init__(self):
+        self.nodes, self.consts, self.const_ids, self.counter = [], [], {}, 0
+
+    def new_var(self, shape, dtype, prefix="t"):
+        v = Var(f"{prefix}{self.counter}", shape, dtype)
+        self.counter += 1
+        return v
+
+    def mine(self, t):
+        d = t._data
+        return d.__class__ is TraceTracer and d.interp is self
+
+    def _operand(self, a):
+        if isinstance(a, Tensor) and self.mine(a):
+            return a._data.var
+        c = self.const_ids.get(id(a))
+        if c is None:
+            c = Const(f"c{len(self.consts)}", a)
+            self.consts.append(c)
+            self.const_ids[id(a)] = c
+        return c
+
+    def _emit(self, prim, ins, params):
+        from .._core.meta import abstract
+        avals = [abstract(v.value._data) if isinstance(v, Const) else MetaArray(v.shape, v.dtype)
+                 for v in ins]
+        res = prim.shape(*avals, **params)
+        res = res if prim.multiple_results else (res,)
+        outs = [self.new_var(s, d) for s, d in res]
+        self.nodes.append(Node(prim, ins, params, outs, user_location()))
+        tensors = tuple(wrap(TraceTracer(self, v)) for v in outs)
+        return tensors if prim.multiple_results else tensors[0]
+
+    def process(self, prim, args, params):
+        return self._emit(prim, [self._operand(a) for a in args], params)
+
+    def process_nullary(self, prim, params):
+        return self._emit(prim, [], params)
+
+    def process_custom(self, cls, args, kwargs):
+        # The graph inlines the forward; its custom backward is not part of a forward graph.
+        return call_forward(cls, args, kwargs)
+
+    def record_copy(self, dst: Tensor, src: Tensor):
+        self.nodes.append(Node(None, (self._operand(dst), self._operand(src)), {}, (),
+                               user_location(), effect="copy_"))
+
+
+def make_graph(func, *, name="forward"):
+    """``make_graph(func)(*args)`` traces ``func`` on ``args`` into a `Graph` (like make_fx).
+
+    Works on transformed functions too: ``make_graph(grad(f))(x)`` is the gradient program.
+    """
+    @functools.wraps(func)
+    def wrapper(*args):
+        leaves, in_tree = tree_flatten(args)
+        interp = push(TraceInterpreter())
+        try:
+            inputs, lifted = [], []
+            for i, x in enumerate(leaves):
+                if isinstance(x, Tensor):
+                    v = Var(f"arg{i}", x.shape, x._data.dtype)
+                    inputs.append(v)
+                    lifted.append(wrap(TraceTracer(interp, v), requires_grad=False))
+                else:
+                    lifted.append(x)
+            out = func(*tree_unflatten(lifted, in_tree))
+            out_leaves, out_tree = tree_flatten(out)
+            outputs = [interp._operand(o) if isinstance(o, Tensor) else o for o in out_leaves]
+        finally:
+            pop(interp)
+        return Graph(inputs, interp.nodes, outputs, interp.consts, in_tree, out_tree, name).check()
+    return wrapper
+
+
+def trace_target(t: Tensor):
+    """The active trace interpreter owning ``t``'s payload, if any (for in-place recording)."""
+    d = t._data
+    if d.__class__ is TraceTracer and d.interp.active:
+        return d.interp
+    return None
+
