@@ -8,8 +8,7 @@ calls the user's ``backward``; a jvp level calls the user's ``jvp``; vmap calls 
 user's ``vmap`` staticmethod, or with ``generate_vmap_rule = True`` runs ``forward`` on
 the batched values (its ops batch themselves). At the bottom the forward runs under
 ``no_grad`` and, when an input requires grad, eager autograd records the same kind of
-node. ``run_custom`` returns ``(outputs, ctx)`` so that the level above can reach the
-context the forward filled in.
+node. Each level fills its own ctx with ``setup_context`` (see `context_at_level`).
 """
 from __future__ import annotations
 
@@ -90,6 +89,29 @@ class Function(metaclass=_FunctionMeta):
 
 def _uses_setup_context(cls):
     return cls.setup_context is not Function.setup_context
+
+
+def context_at_level(cls, inputs, output):
+    """A fresh ctx filled by ``setup_context`` with this level's inputs and outputs.
+
+    Each transform level saves its own tensors, so that a level's backward (or jvp) is
+    written in tensors of the levels below it and differentiates again (this is why
+    PyTorch requires the ``setup_context`` style under function transforms).
+    """
+    if not _uses_setup_context(cls):
+        raise RuntimeError(
+            f"In order to use an autograd.Function ({cls.__name__}) with functorch transforms "
+            "(vmap, grad, jvp, jacrev, ...), it must override the setup_context staticmethod "
+            "and not take ctx as the first argument of forward.")
+    ctx = FunctionCtx()
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in inputs)
+    prev = _prim.grad_mode[0]
+    _prim.grad_mode[0] = False
+    try:
+        cls.setup_context(ctx, tuple(inputs), output)
+    finally:
+        _prim.grad_mode[0] = prev
+    return ctx
 
 
 def innermost(args, below=None):

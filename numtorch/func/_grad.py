@@ -14,7 +14,7 @@ from .._core.primitive import Interpreter, Tracer, bind, pop, push
 from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
 from ..autograd import engine
-from ..autograd.function import record_custom, run_custom
+from ..autograd.function import context_at_level, record_custom, run_custom
 
 
 class GradTracer(Tracer):
@@ -82,9 +82,10 @@ class GradInterpreter(Interpreter):
 
     def process_custom(self, cls, args, kwargs):
         primals, edges, tracked = self._unwrap(args)
-        out, ctx = run_custom(self.level, cls, tuple(primals), kwargs)
+        out, _ = run_custom(self.level, cls, tuple(primals), kwargs)
         if not tracked or not _prim.grad_mode[0]:
-            return out, ctx
+            return out, None
+        ctx = context_at_level(cls, primals, out)
         result, _ = self._wrap_outputs(out, isinstance(out, tuple))
         edge_by_id = {id(a): e for a, e in zip(args, edges)}
         record_custom(cls, ctx, args, result, lambda a: edge_by_id.get(id(a)), saved_args=primals)

@@ -6,7 +6,7 @@ import functools
 from .._core.primitive import Interpreter, Tracer, bind, pop, push
 from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
-from ..autograd.function import run_custom
+from ..autograd.function import context_at_level, run_custom
 
 
 class JvpTracer(Tracer):
@@ -71,9 +71,10 @@ class JvpInterpreter(Interpreter):
     def process_custom(self, cls, args, kwargs):
         from .._ops.creation import zeros_like
         primals, tangents = self._unwrap(args)
-        out, ctx = run_custom(self.level, cls, tuple(primals), kwargs)
+        out, _ = run_custom(self.level, cls, tuple(primals), kwargs)
         if all(t is None for t in tangents):
-            return out, ctx
+            return out, None
+        ctx = context_at_level(cls, primals, out)
         tangents = [zeros_like(p) if t is None and isinstance(p, Tensor) else t
                     for p, t in zip(primals, tangents)]
         tout = cls.jvp(ctx, *tangents)
