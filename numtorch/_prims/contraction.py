@@ -30,7 +30,12 @@ def _dot_impl(x, y, *, contracting, batch):
     m = int(np.prod([x.shape[d] for d in xf]))
     k = int(np.prod([x.shape[d] for d in xc]))
     n = int(np.prod([y.shape[d] for d in yf]))
-    out = np.matmul(xt.reshape(bshape + (m, k)), yt.reshape(bshape + (k, n)))
+    if k == 1:
+        # Batched outer products (per-sample weight gradients): a broadcast multiply beats
+        # one tiny GEMM per batch element.
+        out = np.multiply(xt.reshape(bshape + (m, 1)), yt.reshape(bshape + (1, n)))
+    else:
+        out = np.matmul(xt.reshape(bshape + (m, k)), yt.reshape(bshape + (k, n)))
     return out.reshape(bshape + tuple(x.shape[d] for d in xf) + tuple(y.shape[d] for d in yf))
 
 
