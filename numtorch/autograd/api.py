@@ -1,7 +1,9 @@
 """``autograd.backward``, ``autograd.grad`` and the Tensor methods that use them."""
 from __future__ import annotations
 
-from .._core.tensor import Tensor
+import numpy as np
+
+from .._core.tensor import Tensor, wrap_array
 from . import engine
 
 
@@ -28,7 +30,8 @@ def _make_grads(outputs, grads, fn):
             if o._data.dtype.kind not in "fc":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
                                    f"but got {o.dtype}")
-            g = ones_like(o)
+            d = o._data
+            g = wrap_array(np.ones(d.shape, d.dtype)) if d.__class__ is np.ndarray else ones_like(o)
         elif not isinstance(g, Tensor):
             from .._ops._common import to_tensor
             g = to_tensor(g, o.dtype)
