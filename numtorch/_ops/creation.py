@@ -9,7 +9,7 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core.meta import MetaArray
-from .._core.primitive import bind
+from .._core.primitive import STACK, bind
 from .._core.tensor import Tensor, device as _device, wrap, wrap_array
 from .._prims import random as R
 
@@ -25,7 +25,14 @@ def _finish(arr, dtype=None, device=None, requires_grad=False):
         t = wrap_array(arr)
     if requires_grad:
         t.requires_grad_(True)
+    if STACK:
+        mark_created_inside(t)
     return t
+
+
+def mark_created_inside(t):
+    """Remember the transforms active when ``t`` was created (Note [Created inside a transform])."""
+    t.__dict__["_created_under"] = frozenset(STACK)
 
 
 def _infer_dtype(arr: ndarray, data) -> _dt.dtype:
@@ -152,6 +159,8 @@ def _filled(fill, size, dtype, device, requires_grad, fn):
         t = wrap_array(fill(shape, d.np))
     if requires_grad:
         t.requires_grad_(True)
+    if STACK:
+        mark_created_inside(t)
     return t
 
 

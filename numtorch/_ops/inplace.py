@@ -12,6 +12,13 @@ An in-place op computes its result functionally, then makes ``self`` hold it:
 - Under transforms the payload is a tracer: the same rebinding happens without a buffer
   (functionalization). Writing a value that is more transformed than ``self`` (a batched
   value into a tensor captured from outside vmap) raises PyTorch's error.
+
+Note [Created inside a transform]
+A tensor made by a creation op (zeros, full, …) while transforms are active records
+them. Writing a batched (or otherwise transformed) value into it is then allowed: the
+tensor belongs to the mapped function, so it simply becomes batched, as a user writing
+``out = torch.zeros(3); out[0] = x.sum()`` inside vmap expects. PyTorch raises here; we
+keep its error for tensors captured from outside, where a write would leak out.
 """
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core import primitive as _prim
-from .._core.tensor import Tensor, wrap
+from .._core.tensor import Tensor, VersionCounter, wrap
 from ._common import broadcast_to, convert
 
 
@@ -115,7 +122,8 @@ def assign(self: Tensor, value: Tensor) -> Tensor:
         if trace is not None:
             return _assign_traced(trace, self, value)
     mine, theirs = _levels(self._data), _levels(value._data)
-    if not theirs <= mine:
+    owner = self if self._base is None else self._base
+    if not theirs <= mine and not theirs - mine <= owner.__dict__.get("_created_under", frozenset()):
         raise RuntimeError(
             "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
             "Tensor `other` in extra_args that has more elements than `self`. This happened due "
@@ -137,7 +145,7 @@ def assign(self: Tensor, value: Tensor) -> Tensor:
                            tuple(base.shape))
         _store(base, new_base)
         view = self._view_fn(base)
-        if self._data.__class__ is ndarray:
+        if self._data.__class__ is ndarray and view._data.__class__ is ndarray:
             self.grad_fn, self._output_nr = view.grad_fn, view._output_nr
             self._requires_grad = view._requires_grad
         else:
@@ -171,8 +179,10 @@ def _store(t: Tensor, value: Tensor):
     if d.__class__ is ndarray and value._data.__class__ is ndarray:
         if value._data is not d:
             np.copyto(d, value._data, casting="unsafe")
+        t._version_counter.value += 1
     else:
+        # Rebinding leaves the old buffer untouched: tensors saved from it stay valid.
         t._data = value._data
-    t._version_counter.value += 1
+        t._version_counter = VersionCounter()
     if value._requires_grad:
         t.grad_fn, t._output_nr, t._requires_grad = value.grad_fn, value._output_nr, True

@@ -229,3 +229,24 @@ def test_linearize_matches_jvp():
     out, jvp_fn = torch.func.linearize(torch.sin, x)
     v = torch.randn(3, dtype=F64)
     assert torch.allclose(out, x.sin()) and torch.allclose(jvp_fn(v), x.cos() * v)
+
+
+def test_writes_into_tensors_created_inside_the_transform():
+    xs = torch.randn(4, 3)
+
+    def f(x):
+        out = torch.zeros(3)
+        out[0] = x.sum()
+        out[1:].copy_(x[1:] * 2)
+        return out
+    expected = torch.zeros(4, 3)
+    expected[:, 0] = xs.sum(1)
+    expected[:, 1:] = xs[:, 1:] * 2
+    assert torch.allclose(vmap(f)(xs), expected)
+
+    def g(x):
+        out = torch.zeros(3)
+        out[0] = (x * x).sum()
+        return out.sum()
+    assert torch.allclose(grad(g)(xs[0]), 2 * xs[0])
+    assert torch.allclose(vmap(grad(g))(xs), 2 * xs)
