@@ -41,3 +41,8 @@ from ._ops import numpy_api as _numpy_api  # noqa: F401,E402  (NumPy dispatch on
 __version__ = "0.1.0"
 from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
+from ._ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401,E402
+                        conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, avg_pool1d,
+                        adaptive_avg_pool1d)
+from . import nn  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
