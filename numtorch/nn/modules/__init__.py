@@ -1,0 +1,29 @@
+"""The layer classes of ``numtorch.nn``, one file per family (as in PyTorch)."""
+from .module import Module  # noqa: F401
+from .linear import Identity, Linear, Bilinear  # noqa: F401
+from .conv import Conv1d, Conv2d  # noqa: F401
+from .pooling import (MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d,  # noqa: F401
+                      AdaptiveAvgPool2d)
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
+from .normalization import LayerNorm, GroupNorm, RMSNorm  # noqa: F401
+from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .sparse import Embedding  # noqa: F401
+from .activation import (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish,  # noqa: F401
+                         Softplus, Sigmoid, Tanh, Hardtanh, Hardsigmoid, Hardswish, LogSigmoid,
+                         Softsign, Tanhshrink, Threshold, GLU, Softmax, LogSoftmax, Softmin)
+from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from .flatten import Flatten, Unflatten  # noqa: F401
+from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,  # noqa: F401
+                   SmoothL1Loss, HuberLoss, KLDivLoss, SoftMarginLoss)
+
+__all__ = [
+    "Module", "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d",
+    "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "BatchNorm1d",
+    "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "Dropout", "Dropout1d",
+    "Dropout2d", "Embedding", "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
+    "Mish", "Softplus", "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "LogSigmoid",
+    "Softsign", "Tanhshrink", "Threshold", "GLU", "Softmax", "LogSoftmax", "Softmin",
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Flatten",
+    "Unflatten", "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+    "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss",
+]
