@@ -46,5 +46,3 @@ from ._ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose
                         adaptive_avg_pool1d)
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
-from . import nn  # noqa: E402,F401
-from . import optim  # noqa: E402,F401
