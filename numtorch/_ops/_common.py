@@ -12,8 +12,9 @@ import numpy as np
 from numpy import ndarray
 
 from .._core import dtypes as _dt
+from .._core.meta import MetaArray
 from .._core.primitive import bind
-from .._core.tensor import Tensor, _canonical_dim, wrap_array
+from .._core.tensor import Tensor, _canonical_dim, wrap, wrap_array
 from .._prims import elementwise as E
 from .._prims import shape as S
 
@@ -78,6 +79,18 @@ def convert(x: Tensor, dtype: _dt.dtype) -> Tensor:
     if x._data.dtype == dtype.np:
         return x
     return bind(E.convert_element_type, x, dtype=dtype.np)
+
+
+def match_device(*ts):
+    """Operands on one device: concrete 0-d operands (scalars) mixed with meta become meta.
+
+    PyTorch lets a 0-d CPU tensor (a wrapped Python scalar) meet a tensor of any device; it
+    must join the meta operand before broadcasting makes it a dimensioned CPU tensor.
+    """
+    if not any(t._data.__class__ is MetaArray for t in ts):
+        return ts
+    return tuple(wrap(MetaArray((), t._data.dtype)) if t._data.__class__ is ndarray
+                 and t._data.ndim == 0 else t for t in ts)
 
 
 # ---------------------------------------------------------------------------------------
@@ -221,7 +234,7 @@ def _strict_binary(prim, a, b, compute_dtype):
     dt = result_type(a, b)
     if compute_dtype is not None:
         dt = compute_dtype(dt)
-    a, b = to_tensor(a, dt), to_tensor(b, dt)
+    a, b = match_device(to_tensor(a, dt), to_tensor(b, dt))
     if a._data.shape != b._data.shape:
         shape = broadcast_shapes(a._data.shape, b._data.shape)
         a, b = broadcast_to(a, shape), broadcast_to(b, shape)
@@ -231,7 +244,7 @@ def _strict_binary(prim, a, b, compute_dtype):
 def elementwise_operands(*xs, dtype=None):
     """Promote and broadcast any number of operands to strict primitive operands."""
     dt = dtype or result_type(*xs)
-    ts = [to_tensor(x, dt) for x in xs]
+    ts = match_device(*[to_tensor(x, dt) for x in xs])
     shape = broadcast_shapes(*[t._data.shape for t in ts])
     return [broadcast_to(t, shape) for t in ts]
 

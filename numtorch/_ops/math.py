@@ -14,8 +14,8 @@ from .._core.primitive import bind
 from .._core.tensor import Tensor
 from .._prims import elementwise as E
 from ._common import (broadcast_to, check_tensor, convert, elementwise_binary,
-                      elementwise_operands, float_dtype_for, is_scalar, result_type,
-                      to_tensor, unary_float)
+                      elementwise_operands, float_dtype_for, is_scalar, match_device,
+                      result_type, to_tensor, unary_float)
 
 
 # ---------------------------------------------------------------------------------------
@@ -119,7 +119,21 @@ def minimum(input, other):
     return elementwise_binary(E.minimum, input, other)
 
 
-fmax, fmin = maximum, minimum
+def fmax(input, other):
+    """Elementwise maximum that ignores NaN: NaN only where both operands are NaN."""
+    return _nan_ignoring(maximum, input, other)
+
+
+def fmin(input, other):
+    """Elementwise minimum that ignores NaN: NaN only where both operands are NaN."""
+    return _nan_ignoring(minimum, input, other)
+
+
+def _nan_ignoring(fn, input, other):
+    x, y = elementwise_operands(input, other)
+    if x._data.dtype.kind not in "fc":
+        return fn(x, y)
+    return where(isnan(y), x, where(isnan(x), y, fn(x, y)))
 
 
 def atan2(input, other):
@@ -159,8 +173,11 @@ absolute = abs
 
 
 def sign(input):
-    """Returns the sign (-1, 0, 1) of each element."""
-    return bind(E.sign, check_tensor(input, "input", "sign"))
+    """Returns the sign (-1, 0, 1) of each element (a bool tensor is its own sign)."""
+    check_tensor(input, "input", "sign")
+    if input._data.dtype == np.bool_:
+        return input.clone()
+    return bind(E.sign, input)
 
 
 def sgn(input):
@@ -236,7 +253,9 @@ def reciprocal(input):
 
 
 def square(input):
-    """Returns input * input."""
+    """Returns input * input (bool squares to int64, as in PyTorch)."""
+    if isinstance(input, Tensor) and input._data.dtype == np.bool_:
+        input = convert(input, _dt.int64)
     return mul(input, input)
 
 
@@ -322,8 +341,7 @@ def _clamp_scalar(x, bound, prim):
     # A scalar bound must not change the tensor's dtype (clamp(int_tensor, 0.5) stays int
     # in PyTorch only for the result type; gradient goes to x where it is inside the range).
     dt = result_type(x, bound)
-    b = to_tensor(bound, dt)
-    x = convert(x, dt)
+    x, b = match_device(convert(x, dt), to_tensor(bound, dt))
     b = broadcast_to(b, x._data.shape)
     if prim is E.maximum:
         return where(x >= b, x, b)
@@ -442,7 +460,7 @@ def where(condition, input=None, other=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {condition.dtype}")
     dt = result_type(input, other)
-    x, y = to_tensor(input, dt), to_tensor(other, dt)
+    condition, x, y = match_device(condition, to_tensor(input, dt), to_tensor(other, dt))
     shape = _broadcast3(condition, x, y)
     return bind(E.select, broadcast_to(condition, shape), broadcast_to(x, shape), broadcast_to(y, shape))
 

@@ -40,6 +40,14 @@ for _module, _names in _FORWARDED.items():
         # Plain functions become methods as they are: no wrapper on the hot path.
         setattr(Tensor, _name, getattr(_module, _name))
 
+
+
+def _where(self, condition, y):
+    """``torch.where(condition, self, y)`` (the method's operand order, as in PyTorch)."""
+    return math.where(condition, self, y)
+
+
+Tensor.where = _where
 Tensor.__getitem__ = index.getitem
 Tensor.__setitem__ = index.setitem
 Tensor.T = property(lambda self: shape.permute(self, tuple(reversed(range(self.ndim)))))

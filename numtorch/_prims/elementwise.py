@@ -104,7 +104,7 @@ _erf_vec = np.frompyfunc(math.erf, 1, 1)
 
 def _erf_impl(x):
     # math.erf is correctly rounded in double; NumPy has no erf (see Note [erf]).
-    return _erf_vec(x).astype(x.dtype) if x.size else x.copy()
+    return np.asarray(_erf_vec(x)).astype(x.dtype) if x.size else x.copy()
 
 
 # Note [erf]
@@ -133,10 +133,10 @@ def _real_shape(a):
 conj = unary("conj", np.conj, None)
 conj.jvp = lambda primals, tangents: (conj.bind(primals[0]), conj.bind(tangents[0]))
 conj.vjp = lambda g, out, x: (conj.bind(g),)
-real = unary("real", lambda x: np.ascontiguousarray(np.real(x)), None, shape=_real_shape)
+real = unary("real", lambda x: np.real(x).copy(), None, shape=_real_shape)
 real.jvp = lambda primals, tangents: (real.bind(primals[0]), real.bind(tangents[0]))
 real.vjp = lambda g, out, x: (T.complex(g, T.zeros_like(g)),)
-imag = unary("imag", lambda x: np.ascontiguousarray(np.imag(x)), None, shape=_real_shape)
+imag = unary("imag", lambda x: np.imag(x).copy(), None, shape=_real_shape)
 imag.jvp = lambda primals, tangents: (imag.bind(primals[0]), imag.bind(tangents[0]))
 imag.vjp = lambda g, out, x: (T.complex(T.zeros_like(g), g),)
 
@@ -158,11 +158,15 @@ div.jvp = lambda p, t: (lambda out: (out, _sum_tangents(
     p[0])))(div.bind(*p))
 
 
+def _integral(x, y):
+    # Either operand may be a Python scalar on the eager fast path (Note [Eager fast path]).
+    return np.result_type(x, y).kind in "iu"
+
+
 def _pow_impl(x, y):
     with np.errstate(all="ignore"):
-        if x.dtype.kind in "iu":
-            if (y < 0).any():
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if _integral(x, y) and np.any(np.less(y, 0)):
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
         return np.power(x, y)
 
 
@@ -202,14 +206,14 @@ atan2.jvp = lambda p, t: (atan2.bind(*p), (lambda d: _sum_tangents(
 
 
 def _fmod_impl(x, y):
-    if x.dtype.kind in "iu" and (y == 0).any():
+    if _integral(x, y) and np.any(np.equal(y, 0)):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(all="ignore"):
         return np.fmod(x, y)
 
 
 def _remainder_impl(x, y):
-    if x.dtype.kind in "iu" and (y == 0).any():
+    if _integral(x, y) and np.any(np.equal(y, 0)):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(all="ignore"):
         return np.remainder(x, y)
@@ -225,7 +229,7 @@ remainder.jvp = lambda p, t: (remainder.bind(*p), _sum_tangents(
 
 
 def _floor_divide_impl(x, y):
-    if x.dtype.kind in "iu" and (y == 0).any():
+    if _integral(x, y) and np.any(np.equal(y, 0)):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(all="ignore"):
         return np.floor_divide(x, y)
