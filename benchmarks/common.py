@@ -1,0 +1,146 @@
+"""What every benchmark workload shares: the registry, the frameworks, the MLP weights.
+
+A workload is a name, a group, and one *factory* per framework. A factory does the setup
+(allocations, model construction, imports) and returns the zero-argument callable that is
+timed, so setup never counts. A framework that is not installed is skipped, not failed.
+This module must not time anything: that is ``run.py``'s job.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import sys
+
+import numpy as np
+
+# `python benchmarks/run.py` runs from a checkout: make `import numtorch` find it.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+FRAMEWORKS = ("numtorch", "numpy", "torch", "jax")
+LABELS = {"numtorch": "numtorch", "numpy": "NumPy", "torch": "PyTorch", "jax": "JAX (jit)"}
+
+
+@dataclasses.dataclass
+class Workload:
+    """One row of the table: ``factories[framework]() -> callable`` to time."""
+
+    name: str
+    group: str
+    factories: dict
+    note: str = ""
+    target: tuple | None = None  # (framework, max ratio numtorch/framework)
+
+
+WORKLOADS: list[Workload] = []
+
+
+def add(name, group, note="", target=None, **factories):
+    """Register a workload; keyword arguments are per-framework factories (None: skip)."""
+    WORKLOADS.append(Workload(name, group, {k: v for k, v in factories.items() if v},
+                              note, target))
+
+
+_available: dict = {}
+
+
+def available(framework) -> bool:
+    """Whether ``framework`` can be imported (torch gets 2 threads, as numtorch's budget)."""
+    if framework not in _available:
+        try:
+            mod = importlib.import_module(framework)
+            if framework == "torch":
+                mod.set_num_threads(2)
+            _available[framework] = True
+        except Exception:  # noqa: BLE001 - any import failure means "not installed"
+            _available[framework] = False
+    return _available[framework]
+
+
+def has_func() -> bool:
+    """Whether numtorch.func (the transforms of issue #3) exists yet."""
+    try:
+        import numtorch.func as f
+        return all(hasattr(f, n) for n in ("vmap", "grad", "jacrev", "hessian"))
+    except ImportError:
+        return False
+
+
+def has_nn() -> bool:
+    """Whether numtorch.nn / optim provide what the training workloads use."""
+    try:
+        import numtorch.nn as nn
+        import numtorch.nn.functional as F
+        import numtorch.optim as optim
+        return all(hasattr(nn, n) for n in ("Sequential", "Linear", "ReLU")) and \
+            hasattr(F, "cross_entropy") and hasattr(optim, "SGD")
+    except ImportError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# Shared data: the same float32 weights and inputs for every framework.
+
+def mlp_weights(sizes, seed=0):
+    """[(W, b), ...] float32 ndarrays for an MLP with layer ``sizes``; W is (out, in) like nn.Linear."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        bound = 1.0 / np.sqrt(n_in)
+        out.append((rng.uniform(-bound, bound, (n_out, n_in)).astype(np.float32),
+                    rng.uniform(-bound, bound, (n_out,)).astype(np.float32)))
+    return out
+
+
+def classification_batch(batch, n_in=784, n_classes=10, seed=1):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((batch, n_in)).astype(np.float32),
+            rng.integers(0, n_classes, batch).astype(np.int64))
+
+
+def sequential_mlp(lib, sizes, activation="ReLU", seed=0):
+    """``nn.Sequential`` of Linear + activation of framework ``lib`` ('torch' or 'numtorch'),
+    with the weights of ``mlp_weights`` (numtorch needs numtorch.nn)."""
+    lib = importlib.import_module(lib)
+    nn = lib.nn
+    layers = []
+    for i, (W, b) in enumerate(mlp_weights(sizes, seed)):
+        lin = nn.Linear(W.shape[1], W.shape[0])
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(W))
+            lin.bias.copy_(lib.tensor(b))
+        layers.append(lin)
+        if i < len(sizes) - 2:
+            layers.append(getattr(nn, activation)())
+    return nn.Sequential(*layers)
+
+
+def mlp_params(sizes, convert=np.asarray, seed=0):
+    """{'0.weight': W, '0.bias': b, '2.weight': ...}, named like an nn.Sequential's state;
+    ``convert`` turns each ndarray into the framework's array (e.g. ``torch.tensor``)."""
+    params = {}
+    for i, (W, b) in enumerate(mlp_weights(sizes, seed)):
+        params[f"{2 * i}.weight"], params[f"{2 * i}.bias"] = convert(W), convert(b)
+    return params
+
+
+def mlp_apply(params, x, act):
+    """Apply ``mlp_params`` by hand, ``act`` between layers (works for any array library)."""
+    n = len(params) // 2
+    for i in range(n):
+        x = x @ params[f"{2 * i}.weight"].T + params[f"{2 * i}.bias"]
+        if i < n - 1:
+            x = act(x)
+    return x
+
+
+def cross_entropy(lib, logits, y):
+    """Mean cross-entropy from logits and class indices, with ops torch and numtorch share."""
+    logp = lib.log_softmax(logits, -1)
+    return -lib.gather(logp, -1, y.unsqueeze(-1)).mean()
+
+
+def module(name):
+    return importlib.import_module(name)

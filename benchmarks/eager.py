@@ -1,0 +1,217 @@
+"""Eager workloads of issue #2: small ops, large ops, small autograd, an MLP SGD step.
+
+Targets (checked in ``run.py``, never in unit tests): an op on a 10-element tensor within
+2x PyTorch; ops on large tensors within 1.1x NumPy; a 3-op forward+backward within 1.5x
+PyTorch; an SGD step of an MLP 784-512-256-10 at batch 128 within 1.2x PyTorch eager.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .common import add, classification_batch, cross_entropy, has_nn, mlp_apply, mlp_params, \
+    mlp_weights, module, sequential_mlp
+
+SMALL = 10
+LARGE = 10_000_000
+MATMUL = 1024
+
+
+@functools.lru_cache(maxsize=4)
+def _data(n, seed=0):
+    """Two float32 vectors of ``n`` elements (cached: every framework gets the same data)."""
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32))
+
+
+def _tensors(lib, n):
+    m = module(lib)
+    a, b = _data(n)
+    if lib == "jax":
+        return m.numpy.asarray(a), m.numpy.asarray(b)
+    return m.tensor(a), m.tensor(b)
+
+
+def _tensor_op(lib, n, op):
+    x, y = _tensors(lib, n)
+    return lambda: op(x, y)
+
+
+def _numpy_op(n, op):
+    a, b = _data(n)
+    return lambda: op(a, b)
+
+
+def _jax_op(n, op):
+    import jax
+    x, y = _tensors("jax", n)
+    f = jax.jit(op)
+    return lambda: f(x, y).block_until_ready()
+
+
+def _register_op(name, group, n, op, np_op=None, jax_op=None):
+    add(name, group, target=("torch", 2.0) if group == "small op" else ("numpy", 1.1),
+        numtorch=lambda: _tensor_op("numtorch", n, op),
+        numpy=lambda: _numpy_op(n, np_op or op),
+        torch=lambda: _tensor_op("torch", n, op),
+        jax=lambda: _jax_op(n, jax_op or op))
+
+
+def _jnp(name):
+    return lambda x, y: getattr(module("jax.numpy"), name)(x)
+
+
+# -- an op on a 10-element tensor --------------------------------------------------------
+_register_op("x + y (10)", "small op", SMALL, lambda x, y: x + y)
+_register_op("x * y (10)", "small op", SMALL, lambda x, y: x * y)
+_register_op("x.sin() (10)", "small op", SMALL, lambda x, y: x.sin(), lambda a, b: np.sin(a),
+             _jnp("sin"))
+_register_op("x.sum() (10)", "small op", SMALL, lambda x, y: x.sum())
+_register_op("x[0] (10)", "small op", SMALL, lambda x, y: x[0])
+
+# -- ops on large tensors vs NumPy --------------------------------------------------------
+_register_op("x + y (1e7)", "large op", LARGE, lambda x, y: x + y)
+_register_op("x.exp() (1e7)", "large op", LARGE, lambda x, y: x.exp(), lambda a, b: np.exp(a),
+             _jnp("exp"))
+_register_op("x.sum() (1e7)", "large op", LARGE, lambda x, y: x.sum())
+_register_op("matmul 1024x1024", "large op", MATMUL * MATMUL,
+             lambda x, y: x.reshape(MATMUL, MATMUL) @ y.reshape(MATMUL, MATMUL))
+
+
+# -- a 3-op forward + backward on small tensors ------------------------------------------
+
+def _fwd_bwd(lib):
+    m = module(lib)
+    a, b = _data(SMALL)
+    x, w = m.tensor(a), m.tensor(b, requires_grad=True)
+
+    def step():
+        w.grad = None
+        ((x * w).sin().sum()).backward()
+    return step
+
+
+def _fwd_bwd_numpy():
+    x, w = _data(SMALL)
+
+    def step():
+        s = x * w
+        np.sin(s).sum()
+        return np.cos(s) * x
+    return step
+
+
+def _fwd_bwd_jax():
+    import jax
+    import jax.numpy as jnp
+    x, w = _tensors("jax", SMALL)
+    g = jax.jit(jax.grad(lambda w: jnp.sin(x * w).sum()))
+    return lambda: g(w).block_until_ready()
+
+
+add("((x*w).sin().sum()).backward() (10)", "autograd", target=("torch", 1.5),
+    numtorch=lambda: _fwd_bwd("numtorch"), numpy=_fwd_bwd_numpy,
+    torch=lambda: _fwd_bwd("torch"), jax=_fwd_bwd_jax)
+
+
+# -- an SGD step of an MLP 784-512-256-10 at batch 128 ----------------------------------
+
+MLP = (784, 512, 256, 10)
+BATCH = 128
+LR = 0.01
+
+
+def _mlp_step_nn(lib):
+    m = module(lib)
+    model = sequential_mlp(lib, MLP)
+    opt = m.optim.SGD(model.parameters(), lr=LR)
+    xb, yb = classification_batch(BATCH)
+    x, y = m.tensor(xb), m.tensor(yb)
+    F = m.nn.functional
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    return step
+
+
+def _mlp_step_raw():
+    """numtorch without nn/optim: the same step with raw tensors (the fallback row)."""
+    import numtorch as torch
+    named = mlp_params(MLP, lambda a: torch.tensor(a, requires_grad=True))
+    params = list(named.items())
+    xb, yb = classification_batch(BATCH)
+    x, y = torch.tensor(xb), torch.tensor(yb)
+
+    def step():
+        for _, p in params:
+            p.grad = None
+        cross_entropy(torch, mlp_apply(named, x, torch.relu), y).backward()
+        with torch.no_grad():
+            for _, p in params:
+                p.sub_(p.grad, alpha=LR)
+    return step
+
+
+def _mlp_step_numpy():
+    (W1, b1), (W2, b2), (W3, b3) = mlp_weights(MLP)
+    x, y = classification_batch(BATCH)
+    rows = np.arange(BATCH)
+
+    def step():
+        h1 = x @ W1.T + b1
+        a1 = np.maximum(h1, 0)
+        h2 = a1 @ W2.T + b2
+        a2 = np.maximum(h2, 0)
+        z = a2 @ W3.T + b3
+        z = z - z.max(1, keepdims=True)
+        e = np.exp(z)
+        p = e / e.sum(1, keepdims=True)
+        -np.log(p[rows, y]).mean()
+        dz = p
+        dz[rows, y] -= 1
+        dz /= BATCH
+        dW3, db3 = dz.T @ a2, dz.sum(0)
+        d2 = (dz @ W3) * (h2 > 0)
+        dW2, db2 = d2.T @ a1, d2.sum(0)
+        d1 = (d2 @ W2) * (h1 > 0)
+        dW1, db1 = d1.T @ x, d1.sum(0)
+        for p_, g in ((W1, dW1), (b1, db1), (W2, dW2), (b2, db2), (W3, dW3), (b3, db3)):
+            p_ -= LR * g
+    return step
+
+
+def _mlp_step_jax():
+    import jax
+    import jax.numpy as jnp
+    params = mlp_params(MLP, jnp.asarray)
+    xb, yb = classification_batch(BATCH)
+    x, y = jnp.asarray(xb), jnp.asarray(yb)
+
+    def loss(p):
+        logp = jax.nn.log_softmax(mlp_apply(p, x, jax.nn.relu), -1)
+        return -jnp.take_along_axis(logp, y[:, None], -1).mean()
+
+    @jax.jit
+    def update(p):
+        g = jax.grad(loss)(p)
+        return jax.tree_util.tree_map(lambda a, b: a - LR * b, p, g)
+
+    state = [params]
+
+    def step():
+        state[0] = update(state[0])
+        jax.block_until_ready(state[0])
+    return step
+
+
+def _numtorch_mlp_step():
+    return _mlp_step_nn("numtorch") if has_nn() else _mlp_step_raw()
+
+
+add("MLP 784-512-256-10 SGD step (b=128)", "training", target=("torch", 1.2),
+    note="" if has_nn() else "numtorch.nn missing: numtorch column uses raw tensors",
+    numtorch=_numtorch_mlp_step, numpy=_mlp_step_numpy,
+    torch=lambda: _mlp_step_nn("torch"), jax=_mlp_step_jax)

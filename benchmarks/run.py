@@ -1,0 +1,257 @@
+"""Run the benchmark suite: ``python -m benchmarks [--quick] [--filter NAME] [--json PATH]``.
+
+Each cell is timed timeit-style (warm-up, an auto-ranged number of calls per repeat, the
+median over repeats) with the garbage collector off, and printed as µs/ms per call. The
+table has one column per framework (numtorch, NumPy hand-written, PyTorch eager with 2
+threads, JAX jitted; a missing framework is skipped) and the ratios numtorch/NumPy and
+numtorch/PyTorch; the speed targets of issues #2 and #3 are checked underneath. Results
+are also written as JSON with the date and machine. Speed targets live here, never in
+unit tests.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+if __package__ in (None, ""):  # `python benchmarks/run.py`
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    __package__ = "benchmarks"
+
+from . import eager, transforms  # noqa: E402,F401  (eager registers its workloads on import)
+from .common import FRAMEWORKS, LABELS, WORKLOADS, Workload, add, available, has_func  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_JSON = os.path.join(HERE, "results", "latest.json")
+MODES = {"quick": dict(min_time=0.01, repeats=3, warmup=0.2, warmup_calls=1),
+         "full": dict(min_time=0.1, repeats=7, warmup=1.0, warmup_calls=3)}
+
+
+# ---------------------------------------------------------------------------------------
+# Timing
+
+def _timed(fn, number):
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        return time.perf_counter() - t0
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def measure(fn, min_time=0.1, repeats=7, warmup=1.0, warmup_calls=3):
+    """Median seconds per call: ``number`` calls per repeat so a repeat lasts >= min_time.
+
+    Warm-up runs for ``warmup`` seconds (at least ``warmup_calls`` calls): the first calls of a workload
+    are slow for reasons that are not the framework's (glibc's malloc raises its mmap
+    threshold only after large blocks are freed, so early calls page-fault fresh memory;
+    BLAS thread start-up; JIT compilation)."""
+    t_end = time.perf_counter() + warmup
+    calls = 0
+    while calls < warmup_calls or time.perf_counter() < t_end:
+        fn()
+        calls += 1
+    number = 1
+    while True:  # timeit.autorange, with a factor from the measured time
+        t = _timed(fn, number)
+        if t >= min_time:
+            break
+        number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.1))
+    times = [t / number] + [_timed(fn, number) / number for _ in range(repeats - 1)]
+    return statistics.median(times)
+
+
+def import_time(module, runs):
+    """Median seconds to import ``module`` in a fresh interpreter (``-X importtime``'s total)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(HERE)] + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
+    samples = []
+    for _ in range(runs):
+        r = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr.strip().splitlines()[-1])
+        total = [int(m.group(1)) for m in re.finditer(
+            rf"^import time:\s+\d+ \|\s+(\d+) \|\s*{re.escape(module)}$", r.stderr, re.M)]
+        samples.append(total[-1] * 1e-6)
+    return statistics.median(samples)
+
+
+def _register_imports():
+    add("import (python -X importtime)", "import",
+        note="fresh interpreter, median of runs; target: numtorch < 0.3 s",
+        **{fw: (lambda fw=fw: ("import", fw)) for fw in FRAMEWORKS})
+
+
+# ---------------------------------------------------------------------------------------
+# Running and reporting
+
+def run_workload(w: Workload, mode, frameworks, log):
+    times, errors = {}, {}
+    for fw in frameworks:
+        factory = w.factories.get(fw)
+        if factory is None or not available(fw):
+            continue
+        try:
+            fn = factory()
+            if isinstance(fn, tuple) and fn[0] == "import":
+                times[fw] = import_time(fn[1], 1 if mode == "quick" else 5)
+            else:
+                times[fw] = measure(fn, **MODES[mode])
+        except Exception as e:  # noqa: BLE001 - one failing cell must not stop the suite
+            errors[fw] = f"{type(e).__name__}: {e}"[:200]
+        log(".")
+    return times, errors
+
+
+def fmt_time(t):
+    if t is None:
+        return "—"
+    if t >= 1.0:
+        return f"{t:.2f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.2f} ms"
+    return f"{t * 1e6:.2f} µs"
+
+
+def fmt_ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "—"
+
+
+def table(results, frameworks):
+    cols = ["workload"] + [LABELS[f] for f in frameworks] + ["nt/NumPy", "nt/PyTorch"]
+    rows = []
+    for r in results:
+        t = r["times"]
+        rows.append([r["name"]] + [fmt_time(t.get(f)) + ("!" if f in r["errors"] else "")
+                                   for f in frameworks]
+                    + [fmt_ratio(t.get("numtorch"), t.get("numpy")),
+                       fmt_ratio(t.get("numtorch"), t.get("torch"))])
+    widths = [max(len(str(x)) for x in col) for col in zip(cols, *rows)]
+    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
+                                   for i, (c, w) in enumerate(zip(cells, widths)))
+    out = [line(cols), line(["-" * w for w in widths])]
+    group = None
+    for r, row in zip(results, rows):
+        if r["group"] != group:
+            group = r["group"]
+            out.append(f"[{group}]")
+        out.append(line(row))
+    return "\n".join(out)
+
+
+def check_targets(results):
+    """Each target of issues #2 and #3 as (description, workload, value, limit, ok)."""
+    out = []
+    for r in results:
+        if not r["target"]:
+            continue
+        fw, limit = r["target"]
+        a, b = r["times"].get("numtorch"), r["times"].get(fw)
+        if a and b:
+            out.append((f"numtorch/{LABELS[fw]} <= {limit}x", r["name"], a / b, limit,
+                        a / b <= limit))
+    by_name = {r["name"]: r["times"] for r in results}
+    imp = by_name.get("import (python -X importtime)", {}).get("numtorch")
+    if imp is not None:
+        out.append(("import numtorch under 0.3 s", "import", imp, 0.3, imp < 0.3))
+    vm = by_name.get(transforms.PSG_NAME, {}).get("numtorch")
+    loop = by_name.get(transforms.PSG_LOOP_NAME, {}).get("numtorch")
+    if vm and loop:
+        out.append(("vmap(grad) >= 2x faster than a .backward() loop", "per-sample grads",
+                    loop / vm, 2.0, loop / vm >= 2.0))
+    return out
+
+
+def machine_info():
+    info = {"platform": platform.platform(), "processor": platform.processor() or
+            platform.machine(), "cpu_count": os.cpu_count(), "python": platform.python_version(),
+            "load_average_1min": round(os.getloadavg()[0], 2)}
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"model name\s*:\s*(.*)", f.read())
+            if m:
+                info["cpu"] = m.group(1).strip()
+    except OSError:
+        pass
+    for fw in ("numpy", "torch", "jax"):
+        if available(fw):
+            info[fw] = sys.modules[fw].__version__
+    return info
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (< 60 s)")
+    p.add_argument("--filter", default=None, help="only workloads whose name contains this")
+    p.add_argument("--frameworks", default=",".join(FRAMEWORKS),
+                   help=f"comma-separated subset of {','.join(FRAMEWORKS)}")
+    p.add_argument("--json", default=DEFAULT_JSON, help="where to write results ('' for none)")
+    args = p.parse_args(argv)
+    mode = "quick" if args.quick else "full"
+    frameworks = [f for f in args.frameworks.split(",") if f in FRAMEWORKS]
+
+    if has_func():
+        transforms.register()
+    _register_imports()
+    selected = [w for w in WORKLOADS if args.filter is None
+                or args.filter.lower() in w.name.lower() or args.filter.lower() == w.group]
+
+    def log(s):
+        print(s, end="", file=sys.stderr, flush=True)
+
+    log(f"numtorch benchmarks ({mode}): {len(selected)} workloads ")
+    load_before = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    results = []
+    for w in selected:
+        t1 = time.perf_counter()
+        times, errors = run_workload(w, mode, frameworks, log)
+        results.append({"name": w.name, "group": w.group, "note": w.note, "target": w.target,
+                        "times": times, "errors": errors,
+                        "wall_s": round(time.perf_counter() - t1, 2)})
+    log(f" {time.perf_counter() - t0:.1f} s\n")
+    shown = [f for f in frameworks if any(f in r["times"] or f in r["errors"] for r in results)]
+    info = machine_info()
+    print(f"# {info.get('cpu', info['processor'])}, {info['cpu_count']} cores, Python "
+          f"{info['python']}, NumPy {info.get('numpy')}, PyTorch {info.get('torch', '—')} "
+          f"(2 threads), JAX {info.get('jax', '—')}; median per call ({mode} mode); load "
+          f"average {load_before:.1f} before, {info['load_average_1min']:.1f} after")
+    print(table(results, shown))
+    for r in results:
+        if r["note"]:
+            print(f"  note: {r['name'].strip()}: {r['note']}")
+        for fw, e in r["errors"].items():
+            print(f"  error: {r['name'].strip()} [{fw}]: {e}")
+    targets = check_targets(results)
+    if targets:
+        print("\nTargets:")
+        for desc, name, ratio, limit, ok in targets:
+            unit = "s" if name == "import" else "x"
+            print(f"  [{'ok' if ok else 'MISS'}] {desc}: {name.strip()}: {ratio:.2f}{unit} "
+                  f"(limit {limit}{unit})")
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
+                       "mode": mode, "machine": info, "load_average_before": load_before, "results": results,
+                       "targets": [dict(zip(("target", "workload", "value", "limit", "ok"), t))
+                                   for t in targets]}, f, indent=1)
+        log(f"results written to {args.json}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
