@@ -186,7 +186,7 @@ def hardsigmoid(input, inplace=False):
 
 def hardswish(input, inplace=False):
     """Applies ``x * relu6(x + 3) / 6`` elementwise."""
-    return _apply(input, lambda x: M.where(x < -3, 0, M.where(x > 3, x, x * (x + 3) / 6)),
+    return _apply(input, lambda x: M.where(x <= -3, 0, M.where(x >= 3, x, x * (x + 3) / 6)),
                   inplace, "hardswish_")
 
 
@@ -522,20 +522,24 @@ def pad(input, pad, mode="constant", value=None):
 
 
 def _pad_indices(mode, n, lo, hi, d, input):
+    # Negative pads crop first; the padding then wraps/reflects within the cropped range
+    # (PyTorch's order).
     if mode == "reflect" and (lo >= n or hi >= n):
         raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                            f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} of "
                            f"input {list(input.shape)}")
     if mode == "circular" and (lo > n or hi > n):
         raise RuntimeError("Padding value causes wrapping around more than once.")
-    j = np.arange(-lo, n + hi)
+    start = max(-lo, 0)
+    m = n - start - max(-hi, 0)
+    j = np.arange(-max(lo, 0), m + max(hi, 0))
     if mode == "reflect":
-        j = np.where(j < 0, -j, np.where(j >= n, 2 * (n - 1) - j, j))
+        j = np.where(j < 0, -j, np.where(j >= m, 2 * (m - 1) - j, j))
     elif mode == "replicate":
-        j = np.clip(j, 0, n - 1)
+        j = np.clip(j, 0, m - 1)
     else:
-        j = j % n
-    return j.astype(np.int64)
+        j = j % m
+    return (j + start).astype(np.int64)
 
 
 def _pad_constant(input, pairs, value):

@@ -106,10 +106,10 @@ class Module:
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
         d["_forward_pre_hooks"] = OrderedDict()
-        d["_forward_pre_hooks_with_kwargs"] = {}
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
-        d["_forward_hooks_with_kwargs"] = {}
-        d["_forward_hooks_always_called"] = {}
+        d["_forward_hooks_with_kwargs"] = OrderedDict()
+        d["_forward_hooks_always_called"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
 
@@ -331,11 +331,9 @@ class Module:
     def __setstate__(self, state):
         self.__dict__.update(state)
         for name in ("_forward_pre_hooks", "_forward_hooks", "_state_dict_hooks",
-                     "_load_state_dict_post_hooks"):
+                     "_load_state_dict_post_hooks", "_forward_pre_hooks_with_kwargs",
+                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called"):
             self.__dict__.setdefault(name, OrderedDict())
-        for name in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
-                     "_forward_hooks_always_called"):
-            self.__dict__.setdefault(name, {})
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
     # -- traversal ----------------------------------------------------------------------
