@@ -31,7 +31,7 @@ class Primitive:
     """A strict primitive operation with its rules attached (see Note [Primitive rules])."""
 
     __slots__ = ("name", "impl", "shape", "jvp", "vjp", "batch", "multiple_results",
-                 "nondiff", "inplace", "__weakref__")
+                 "nondiff", "inplace", "ufunc", "__weakref__")
 
     def __init__(self, name, *, impl=None, shape=None, jvp=None, vjp=None, batch=None,
                  multiple_results=False, nondiff=False, register=True):
@@ -40,6 +40,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.nondiff = nondiff
         self.inplace = False
+        self.ufunc = None   # the NumPy ufunc when impl is one (in-place ops write `out=`)
         if register:
             ALL_PRIMITIVES[name] = self
 

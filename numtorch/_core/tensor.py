@@ -102,6 +102,10 @@ class Tensor:
     def __init__(self, *args, **kwargs):
         pass
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        TENSOR_TYPES.add(cls)   # subclasses (nn.Parameter) take the eager fast paths too
+
     # -- payload ------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
@@ -344,6 +348,9 @@ class Tensor:
             new.__dict__.update(self.__dict__)
         memo[id(self)] = new
         return new
+
+
+TENSOR_TYPES = {Tensor}
 
 
 def _no_data_under_transform(t, what):

@@ -13,8 +13,8 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core.meta import MetaArray
-from .._core.primitive import bind
-from .._core.tensor import Tensor, _canonical_dim, wrap, wrap_array
+from .._core.primitive import bind, grad_mode
+from .._core.tensor import TENSOR_TYPES, Tensor, _canonical_dim, wrap, wrap_array
 from .._prims import elementwise as E
 from .._prims import shape as S
 
@@ -154,61 +154,46 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
 _PROMOTE_CACHE: dict = {}
 
 
-def _fast_dtype(key, a, b):
+def _fast_operand(x):
+    """(array or scalar, promotion key) for an operand the eager fast path can take, else None."""
+    c = x.__class__
+    if c in TENSOR_TYPES:
+        d = x._data
+        if d.__class__ is ndarray and not (x._requires_grad and grad_mode[0]):
+            return d, (d.dtype, d.ndim == 0)
+        return None
+    if c in _SCALARS:
+        return x, c
+    return None
+
+
+def fast_result_dtype(a, ka, b, kb, compute_dtype=None):
+    """The NumPy dtype an elementwise op on fast-path operands computes in (cached)."""
+    key = (ka, kb, compute_dtype)
     dt = _PROMOTE_CACHE.get(key)
     if dt is None:
-        dt = _PROMOTE_CACHE[key] = result_type(a, b).np
+        dt = result_type(a, b)
+        dt = _PROMOTE_CACHE[key] = (compute_dtype(dt) if compute_dtype is not None else dt).np
     return dt
 
 
-def elementwise_binary(prim, a, b, *, out_dtype=None, compute_dtype=None, name=None):
+def elementwise_binary(prim, a, b, *, compute_dtype=None):
     """Apply an elementwise binary primitive with promotion and broadcasting.
 
     ``compute_dtype(promoted) -> dtype`` overrides the dtype the primitive runs in
     (true division of integers runs in the default float dtype).
     """
-    # Fast path (Note [Eager fast path]).
-    ac, bc = a.__class__, b.__class__
-    if ac is Tensor:
-        da = a._data
-        if da.__class__ is ndarray and not a._requires_grad:
-            if bc is Tensor:
-                db = b._data
-                if db.__class__ is ndarray and not b._requires_grad:
-                    key = (da.dtype, da.ndim == 0, db.dtype, db.ndim == 0, compute_dtype)
-                    dt = _PROMOTE_CACHE.get(key)
-                    if dt is None:
-                        dt = _fast_dtype(key, a, b)
-                        if compute_dtype is not None:
-                            dt = _PROMOTE_CACHE[key] = compute_dtype(_dt.from_numpy(dt)).np
-                    if da.dtype != dt:
-                        da = da.astype(dt)
-                    if db.dtype != dt:
-                        db = db.astype(dt)
-                    return _fast_call(prim, da, db, a, b)
-            elif bc in _SCALARS:
-                key = (da.dtype, da.ndim == 0, bc, compute_dtype)
-                dt = _PROMOTE_CACHE.get(key)
-                if dt is None:
-                    dt = _fast_dtype(key, a, b)
-                    if compute_dtype is not None:
-                        dt = _PROMOTE_CACHE[key] = compute_dtype(_dt.from_numpy(dt)).np
-                if da.dtype != dt:
-                    da = da.astype(dt)
-                return _fast_call(prim, da, b, a, b)
-    elif ac in _SCALARS and bc is Tensor:
-        db = b._data
-        if db.__class__ is ndarray and not b._requires_grad:
-            key = (ac, db.dtype, db.ndim == 0, compute_dtype)
-            dt = _PROMOTE_CACHE.get(key)
-            if dt is None:
-                dt = _fast_dtype(key, a, b)
-                if compute_dtype is not None:
-                    dt = _PROMOTE_CACHE[key] = compute_dtype(_dt.from_numpy(dt)).np
-            if db.dtype != dt:
-                db = db.astype(dt)
-            return _fast_call(prim, a, db, a, b)
-    return _strict_binary(prim, a, b, compute_dtype)
+    fa, fb = _fast_operand(a), _fast_operand(b)
+    if fa is None or fb is None or (fa[0].__class__ is not ndarray and fb[0].__class__ is not ndarray):
+        return _strict_binary(prim, a, b, compute_dtype)
+    # Note [Eager fast path]
+    (xa, ka), (xb, kb) = fa, fb
+    dt = fast_result_dtype(a, ka, b, kb, compute_dtype)
+    if xa.__class__ is ndarray and xa.dtype != dt:
+        xa = xa.astype(dt)
+    if xb.__class__ is ndarray and xb.dtype != dt:
+        xb = xb.astype(dt)
+    return _fast_call(prim, xa, xb, a, b)
 
 
 def _fast_call(prim, x, y, a, b):
@@ -227,13 +212,22 @@ def _describe(x):
     return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__
 
 
+def _promotion_key(x):
+    if isinstance(x, Tensor):
+        d = x._data
+        return d.dtype, len(d.shape) == 0
+    return x.__class__ if x.__class__ in _SCALARS else (_operand_class(x),)
+
+
 def _strict_binary(prim, a, b, compute_dtype):
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{prim.name}: expected at least one Tensor operand, got "
                         f"{type(a).__name__} and {type(b).__name__}")
-    dt = result_type(a, b)
-    if compute_dtype is not None:
-        dt = compute_dtype(dt)
+    key = (_promotion_key(a), _promotion_key(b), compute_dtype, "strict")
+    dt = _PROMOTE_CACHE.get(key)
+    if dt is None:
+        dt = result_type(a, b)
+        dt = _PROMOTE_CACHE[key] = compute_dtype(dt) if compute_dtype is not None else dt
     a, b = match_device(to_tensor(a, dt), to_tensor(b, dt))
     if a._data.shape != b._data.shape:
         shape = broadcast_shapes(a._data.shape, b._data.shape)

@@ -482,4 +482,4 @@ def relu(input):
     check_tensor(input, "input", "relu")
     if input._data.dtype == np.bool_:
         raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
-    return where(input > 0, input, zeros_like_(input))
+    return where(input > 0, input, 0)

@@ -10,7 +10,9 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.tensor import Tensor, device as _device
 from . import creation, index, inplace as _inplace, linalg, math, reduce, shape
-from ._common import result_type, to_tensor
+from .._core.primitive import grad_mode
+from .._prims import elementwise as E
+from ._common import _fast_operand, fast_result_dtype, result_type, to_tensor
 
 
 # Ops whose method form is f(self, *args, **kwargs).
@@ -150,6 +152,36 @@ for _name in "eq ne lt le gt ge".split():
 for _name in "tril triu".split():
     setattr(Tensor, _name + "_", _inplace_method(getattr(shape, _name), _name + "_"))
 
+def _ufunc_inplace(prim, generic, compute_dtype=None):
+    """``x.add_(y)`` etc.: with no autograd involved, the ufunc writes into x's buffer."""
+    def m(self, other, *args, **kwargs):
+        d = self._data
+        if not args and d.__class__ is np.ndarray and not (self._requires_grad and grad_mode[0]):
+            alpha = kwargs.pop("alpha", 1) if len(kwargs) == (1 if "alpha" in kwargs else 0) else None
+            if alpha is not None:
+                if alpha != 1:
+                    other = other * alpha
+                fo = _fast_operand(other)
+                if fo is not None:
+                    dt = fast_result_dtype(self, (d.dtype, d.ndim == 0), other, fo[1], compute_dtype)
+                    if dt == d.dtype:
+                        try:
+                            prim.ufunc(d, fo[0], out=d)
+                        except (ValueError, TypeError):
+                            pass   # shape or dtype trouble: the generic path raises PyTorch's error
+                        else:
+                            self._version_counter.value += 1
+                            return self
+                kwargs = {}   # alpha is folded into other by now
+        return generic(self, other, *args, **kwargs)
+    m.__name__, m.__doc__ = generic.__name__, generic.__doc__
+    return m
+
+
+Tensor.add_ = _ufunc_inplace(E.add, Tensor.add_)
+Tensor.sub_ = _ufunc_inplace(E.sub, Tensor.sub_)
+Tensor.mul_ = _ufunc_inplace(E.mul, Tensor.mul_)
+Tensor.div_ = _ufunc_inplace(E.div, Tensor.div_, math.float_dtype_for)
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_

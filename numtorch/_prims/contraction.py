@@ -20,8 +20,11 @@ def _free(ndim, contract, batch):
 def _dot_impl(x, y, *, contracting, batch):
     (xc, yc), (xb, yb) = contracting, batch
     if not xb:
-        if x.ndim == 2 and y.ndim == 2 and xc == (1,) and yc == (0,):
-            return np.matmul(x, y)
+        if x.ndim == 2 and y.ndim == 2 and len(xc) == 1:
+            # Transposed views go to BLAS as transpose flags: no copies (tensordot copies).
+            return np.matmul(x if xc == (1,) else x.T, y if yc == (0,) else y.T)
+        if y.ndim == 2 and len(yc) == 1 and xc == (x.ndim - 1,):
+            return np.matmul(x, y if yc == (0,) else y.T)
         return np.tensordot(x, y, axes=(xc, yc))
     xf, yf = _free(x.ndim, xc, xb), _free(y.ndim, yc, yb)
     xt = x.transpose(list(xb) + xf + list(xc))

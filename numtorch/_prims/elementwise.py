@@ -47,6 +47,7 @@ def binary(name, impl, vjp=None, jvp=None, *, nondiff=False, shape=same_shape):
     """An elementwise binary primitive with its rules given explicitly."""
     p = Primitive(name, impl=impl, shape=shape, vjp=vjp, jvp=jvp, nondiff=nondiff)
     p.batch = _elementwise_batch(p)
+    p.ufunc = impl if isinstance(impl, np.ufunc) else None   # lets in-place ops write `out=`
     return p
 
 
@@ -289,8 +290,8 @@ def _where_shape(c, x, y):
 
 select = Primitive("select", impl=np.where, shape=_where_shape)
 select.batch = _elementwise_batch(select)
-select.vjp = lambda g, out, c, x, y: (None, T.where(c, g, T.zeros_like(g)),
-                                      T.where(c, T.zeros_like(g), g))
+select.vjp = lambda g, out, c, x, y: (None, lambda: T.where(c, g, 0.0),
+                                      lambda: T.where(c, 0.0, g))
 select.jvp = lambda p, t: (select.bind(*p), select.bind(
     p[0], *[ti if ti is not None else T.zeros_like(pi) for pi, ti in zip(p[1:], t[1:])]))
 
