@@ -120,7 +120,7 @@ def test_value(op, dtype, index):
             expected = op.ref(args[0], *args[1], **args[2])
         _compare_to_ref(op, dtype, out, expected)
     if op.check is not None:
-        op.check(s, out)
+        assert op.check(s, out) is not False, f"{op.name}: check failed for {s}"
 
 
 # ---------------------------------------------------------------------------------------

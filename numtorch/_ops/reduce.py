@@ -254,10 +254,13 @@ def cumsum(input, dim, *, dtype=None):
 
 
 def cumprod(input, dim, *, dtype=None):
-    """Cumulative product along ``dim`` (as exp(cumsum(log|x|)) with signs; zeros exact)."""
-    from .math import where
+    """Cumulative product along ``dim`` (running products: exact with zeros, like PyTorch)."""
     if dtype is not None:
         input = convert(input, _dt.to_dtype(dtype))
+    elif input._data.dtype.kind in "iub":
+        input = convert(input, _dt.int64)
+    if input.ndim == 0:
+        return input.clone()
     d = canonical_dim(dim, input.ndim)
     n = input.shape[d]
     outs, acc = [], None

@@ -542,7 +542,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     flat = reshape(x, tuple(batch) + (n * m,))
     if length == 0:
         from .creation import zeros
-        return zeros(tuple(batch) + (0,), dtype=input.dtype)
+        return zeros(tuple(batch) + (0,), dtype=input.dtype, device=input.device)
     return slice_dim(flat, len(batch), start, start + (length - 1) * (m + 1) + 1, m + 1)
 
 
@@ -574,28 +574,28 @@ def diagflat(input, offset=0):
     return diag_embed(flatten(input), offset)
 
 
-def _tri_mask(x, diagonal, upper):
-    from .creation import arange
+def _triangle(x, diagonal, upper):
+    """Zero the elements outside a triangle; the mask lives on x's device, the zero has x's dtype."""
+    from .creation import arange, zeros
+    from .math import where
+    if x.ndim < 2:
+        raise RuntimeError(f"{'triu' if upper else 'tril'}: input tensor must have at least 2 "
+                           "dimensions")
     n, m = x.shape[-2], x.shape[-1]
-    rows = arange(n).unsqueeze(1)
-    cols = arange(m).unsqueeze(0)
-    return (cols - rows >= diagonal) if upper else (cols - rows <= diagonal)
+    rows = arange(n, device=x.device).unsqueeze(1)
+    cols = arange(m, device=x.device).unsqueeze(0)
+    mask = (cols - rows >= diagonal) if upper else (cols - rows <= diagonal)
+    return where(mask, x, zeros((), dtype=x.dtype))
 
 
 def tril(input, diagonal=0):
     """The lower triangle of the last two dims; elements above ``diagonal`` are zero."""
-    from .math import where
-    if input.ndim < 2:
-        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    return where(_tri_mask(input, diagonal, False), input, 0)
+    return _triangle(input, diagonal, False)
 
 
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims; elements below ``diagonal`` are zero."""
-    from .math import where
-    if input.ndim < 2:
-        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    return where(_tri_mask(input, diagonal, True), input, 0)
+    return _triangle(input, diagonal, True)
 
 
 def meshgrid(*tensors, indexing="ij"):
