@@ -196,5 +196,23 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if ord == 1:
         return sum(a, dim, keepdim)
     if ord == 2:
-        return M.sqrt(sum(a * a, dim, keepdim))
-    return sum(a ** ord, dim, keepdim) ** (1.0 / ord)
+        return _root_at_zero(sum(a * a, dim, keepdim), 2)
+    return _root_at_zero(sum(a ** ord, dim, keepdim), ord)
+
+
+def _root_at_zero(s, p):
+    """``s ** (1/p)`` whose gradient at ``s == 0`` is PyTorch's zero subgradient, not nan
+    (the double-where trick: the root never sees the 0, the outer where drops its branch)."""
+    from . import math as M
+    root = M.sqrt if p == 2 else (lambda v: v ** (1.0 / p))
+    if s._data.__class__ is np.ndarray and not s._requires_grad:
+        return root(s)                      # nothing will differentiate this (eager, no grad)
+    zero = s == 0
+    r = root(M.where(zero, 1.0, s))
+    return M.where(zero, 0.0, r)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """``numtorch.linalg.matrix_norm`` (defined in ``linalg_ops``; ``torch.norm`` finds it here)."""
+    from .linalg_ops import matrix_norm as impl
+    return impl(A, ord, dim, keepdim, dtype=dtype)
