@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 from numpy import ndarray
@@ -414,7 +415,7 @@ def _dropout_with_noise_shape(input, p, training, inplace, noise_shape):
     if p == 1.0:
         return _apply(input, lambda x: x * 0.0, inplace, "dropout_")
     keep = 1.0 - p
-    noise = (rand(*noise_shape, dtype=input.dtype) < keep).to(input.dtype) / keep
+    noise = (rand(*noise_shape, dtype=input.dtype, device=input.device) < keep).to(input.dtype) / keep
     return _apply(input, lambda x: x * noise, inplace, "dropout_")
 
 
@@ -423,23 +424,47 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _dropout_with_noise_shape(input, p, training, inplace, tuple(input.shape))
 
 
-def _feature_dropout(input, p, training, inplace, batched_ndim, name):
-    if input.ndim not in (batched_ndim - 1, batched_ndim):
-        raise RuntimeError(f"{name}: Expected {batched_ndim - 1}D or {batched_ndim}D input, "
-                           f"but received a {input.ndim}D input.")
-    lead = 2 if input.ndim == batched_ndim else 1
-    noise_shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
-    return _dropout_with_noise_shape(input, p, training, inplace, noise_shape)
+def _feature_noise_shape(input):
+    # One draw per (sample, channel): the first two dims, broadcast over the rest.
+    return tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of a ``(N, C, L)`` input with probability ``p``."""
-    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+    """Zeroes whole channels of a ``(N, C, L)`` or ``(C, L)`` input with probability ``p``."""
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout on "
+                           "inputs with 1 spatial dimension, a channel dimension, and an optional "
+                           "batch dimension (i.e. 2D or 3D inputs).")
+    if input.ndim == 2:
+        return S.squeeze(dropout1d(S.unsqueeze(input, 0), p, training), 0) if not inplace else \
+            _apply(input, lambda x: S.squeeze(dropout1d(S.unsqueeze(x, 0), p, training), 0),
+                   True, "dropout1d_")
+    return _dropout_with_noise_shape(input, p, training, inplace, _feature_noise_shape(input))
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of a ``(N, C, H, W)`` input with probability ``p``."""
-    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+    """Zeroes whole channels of a ``(N, C, H, W)`` input with probability ``p``.
+
+    As in PyTorch, a 3-D input is treated as ``(N, C, L)`` (with a warning).
+    """
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape "
+                      "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch "
+                      "to using dropout1d instead.", stacklevel=2)
+    return _dropout_with_noise_shape(input, p, training, inplace, _feature_noise_shape(input))
 
 
 # ---------------------------------------------------------------------------------------

@@ -266,7 +266,11 @@ def test_feature_dropout_zeroes_whole_channels():
     per_channel = y.reshape(8, 16, 9)
     assert ((per_channel == 0).all(-1) | (per_channel == 2).all(-1)).all()
     assert 0 < (per_channel == 0).all(-1).mean() < 1
-    with pytest.raises(RuntimeError, match="dropout2d: Expected 3D or 4D input"):
+    y1 = F.dropout1d(nt.ones(16, 20), 0.5).numpy()   # unbatched (C, L)
+    assert ((y1 == 0).all(-1) | (y1 == 2).all(-1)).all()
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D"):
+        F.dropout1d(nt.ones(2, 3, 4, 5), 0.5)
+    with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input to dropout2d"):
         F.dropout2d(nt.ones(2, 3), 0.5)
 
 
