@@ -248,10 +248,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         try:
             lifted = [wrap(BatchTracer(interp, a, d)) if d is not None else a
                       for a, d in zip(flat_args, flat_dims)]
+            initial = [t._data if d is not None else None for t, d in zip(lifted, flat_dims)]
             out = func(*tree_unflatten(lifted, spec), **kwargs)
             out_leaves, out_spec = tree_flatten(out)
             dims = _out_dims_for(out_dims, out, out_spec)
             results = [_unbatch(interp, o, d, size) for o, d in zip(out_leaves, dims)]
+            _write_back(interp, flat_args, flat_dims, lifted, initial, size)
             return tree_unflatten(results, out_spec)
         finally:
             pop(interp)
@@ -268,6 +270,13 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"out_dims is not compatible with the structure of `outputs`. "
                              f"out_dims has structure {tree_flatten(out_dims)[1]} but outputs "
                              f"has structure {out_spec}.") from None
+
+    def _write_back(interp, flat_args, flat_dims, lifted, initial, size):
+        # In-place ops on a batched input (BatchNorm's running stats passed in through
+        # functional_call) rebound its payload; the caller's tensor receives the result.
+        for a, d, t, first in zip(flat_args, flat_dims, lifted, initial):
+            if d is not None and t._data is not first:
+                a.copy_(_unbatch(interp, t, d, size))
 
     def _unbatch(interp, o, d, size):
         if not isinstance(o, Tensor):
