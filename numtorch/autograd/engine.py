@@ -9,7 +9,7 @@ from __future__ import annotations
 from numpy import ndarray
 
 from .._core import primitive as _prim
-from .._core.tensor import Tensor, eval_bind
+from .._core.tensor import Tensor, eval_bind, wrap_array
 
 # Note [One reverse mode]
 # Reverse mode is a tape of VJP rules, PyTorch's way. A Node remembers a primitive, its
@@ -284,11 +284,12 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
             node.release()
 
     if accumulate:
+        owned = set()
         for leaf, g in leaf_grads.values():
             if leaf._hooks:
                 g = _run_hooks(leaf._hooks, g)
             if not create_graph:
-                g = g.detach()
+                g = _owned_grad(g.detach(), owned)
             leaf._grad = g if leaf._grad is None else _add(leaf._grad, g)
         return None
 
@@ -308,6 +309,23 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
             g = g.detach()
         results.append(g)
     return tuple(results)
+
+
+def _owned_grad(g, owned):
+    # Like PyTorch's AccumulateGrad, a leaf's .grad gets its own writable memory: a
+    # broadcast (read-only, zero-stride) cotangent or one sharing memory with another
+    # leaf's is copied, so p.grad.zero_() / .mul_() (zero_grad, clip_grad_norm_) work
+    # and stay local.
+    d = g._data
+    if d.__class__ is ndarray:
+        root = d
+        while isinstance(root.base, ndarray):
+            root = root.base
+        if not d.flags.writeable or not d.flags.c_contiguous or id(root) in owned:
+            g = wrap_array(d.copy())
+            root = g._data
+        owned.add(id(root))
+    return g
 
 
 def _n_outputs(node):
