@@ -61,7 +61,7 @@ class Adam(Optimizer):
             grads.append(p.grad)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = tensor(0.0, dtype=_dt.float32)
+                state["step"] = tensor(0.0, dtype=_scalar_dtype())
                 state["exp_avg"] = zeros_like(p)
                 state["exp_avg_sq"] = zeros_like(p)
                 if group["amsgrad"]:
@@ -89,6 +89,11 @@ class Adam(Optimizer):
                  maximize=group["maximize"],
                  decoupled_weight_decay=group["decoupled_weight_decay"])
         return loss
+
+
+def _scalar_dtype():
+    # PyTorch keeps the step count in float64 when that is the default dtype, else float32.
+    return _dt.float64 if _dt.get_default_dtype() == _dt.float64 else _dt.float32
 
 
 def _lerp_(start, end, weight):

@@ -88,11 +88,11 @@ class Optimizer:
     def __repr__(self):
         s = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            s += "\n" + f"Parameter Group {i}"
+            s += f"\nParameter Group {i}\n"
             for key in sorted(group):
                 if key != "params":
-                    s += "\n" + f"    {key}: {group[key]}"
-        return s + "\n)"
+                    s += f"    {key}: {group[key]}\n"
+        return s + ")"
 
     def add_param_group(self, param_group):
         """Adds a parameter group (a dict with ``'params'`` and optional hyperparameters)."""
