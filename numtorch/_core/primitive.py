@@ -89,11 +89,32 @@ STACK: list[Interpreter] = []
 
 
 class Tracer:
-    """A payload of a Tensor inside a transform. Subclasses expose .shape, .dtype."""
+    """A payload of a Tensor inside a transform, made by the interpreter ``interp``.
+
+    Most tracers stand for a lower-level tensor, returned by ``inner()``; shape, dtype and
+    concrete values come from it unless a subclass says otherwise (vmap hides the batch
+    dimension; a graph variable has no value).
+    """
 
     __slots__ = ("interp",)
 
-    requires_grad = False
+    def inner(self):
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return self.inner()._data.shape
+
+    @property
+    def dtype(self):
+        return self.inner()._data.dtype
+
+    @property
+    def requires_grad(self):
+        return self.inner().requires_grad
+
+    def concrete(self, what):
+        return self.inner()._concrete(what)
 
 
 class EscapedTracerError(RuntimeError):

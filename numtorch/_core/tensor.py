@@ -395,20 +395,7 @@ def wrap(payload, requires_grad=False) -> Tensor:
 
 def wrap_array(value) -> Tensor:
     """Wrap a NumPy result, turning NumPy scalars into 0-d arrays."""
-    if value.__class__ is not ndarray:
-        value = np.asarray(value)
-    t = _new(Tensor)
-    t._data = value
-    t._requires_grad = False
-    t.grad_fn = None
-    t._grad = None
-    t._version_counter = VersionCounter()
-    t._base = None
-    t._hooks = None
-    t._retains_grad = False
-    t._output_nr = 0
-    t._view_fn = None
-    return t
+    return wrap(value if value.__class__ is ndarray else np.asarray(value))
 
 
 def eval_bind(prim, args, params):
@@ -426,20 +413,7 @@ def eval_bind(prim, args, params):
         out = prim.impl(*arrays, **params)
     if prim.multiple_results:
         return tuple(wrap_array(o) for o in out)
-    if out.__class__ is not ndarray:
-        out = np.asarray(out)
-    t = _new(Tensor)
-    t._data = out
-    t._requires_grad = False
-    t.grad_fn = None
-    t._grad = None
-    t._version_counter = VersionCounter()
-    t._base = None
-    t._hooks = None
-    t._retains_grad = False
-    t._output_nr = 0
-    t._view_fn = None
-    return t
+    return wrap(out if out.__class__ is ndarray else np.asarray(out))
 
 
 def _meta_eval(prim, arrays, params):

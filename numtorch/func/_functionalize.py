@@ -20,23 +20,8 @@ class FunctionalTracer(Tracer):
     def __init__(self, interp, value):
         self.interp, self.value = interp, value
 
-    @property
-    def shape(self):
-        return self.value._data.shape
-
-    @property
-    def dtype(self):
-        return self.value._data.dtype
-
-    @property
-    def requires_grad(self):
-        return self.value.requires_grad
-
     def inner(self):
         return self.value
-
-    def concrete(self, what):
-        return self.value._concrete(what)
 
 
 class FunctionalizeInterpreter(Interpreter):

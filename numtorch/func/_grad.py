@@ -22,23 +22,14 @@ class GradTracer(Tracer):
 
     __slots__ = ("primal",)
 
+    # Values are real under grad: .item() and Python control flow work, as in PyTorch.
+    requires_grad = False   # the tensor holding this payload carries the level's flag
+
     def __init__(self, interp, primal):
         self.interp, self.primal = interp, primal
 
-    @property
-    def shape(self):
-        return self.primal._data.shape
-
-    @property
-    def dtype(self):
-        return self.primal._data.dtype
-
     def inner(self):
         return self.primal
-
-    def concrete(self, what):
-        # Values are real under grad: .item() and Python control flow work, as in PyTorch.
-        return self.primal._concrete(what)
 
 
 class GradInterpreter(Interpreter):

@@ -17,23 +17,8 @@ class JvpTracer(Tracer):
     def __init__(self, interp, primal, tangent):
         self.interp, self.primal, self.tangent = interp, primal, tangent
 
-    @property
-    def shape(self):
-        return self.primal._data.shape
-
-    @property
-    def dtype(self):
-        return self.primal._data.dtype
-
-    @property
-    def requires_grad(self):
-        return self.primal.requires_grad
-
     def inner(self):
         return self.primal
-
-    def concrete(self, what):
-        return self.primal._concrete(what)
 
 
 class JvpInterpreter(Interpreter):

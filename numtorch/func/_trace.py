@@ -43,6 +43,8 @@ def user_location() -> str:
 class TraceTracer(Tracer):
     __slots__ = ("var",)
 
+    requires_grad = False
+
     def __init__(self, interp, var):
         self.interp, self.var = interp, var
 

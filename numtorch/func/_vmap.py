@@ -33,14 +33,6 @@ class BatchTracer(Tracer):
         s = self.value._data.shape
         return s[:self.bdim] + s[self.bdim + 1:]
 
-    @property
-    def dtype(self):
-        return self.value._data.dtype
-
-    @property
-    def requires_grad(self):
-        return self.value.requires_grad
-
     def inner(self):
         return self.value
 
