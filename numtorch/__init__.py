@@ -51,3 +51,4 @@ from ._ops.linalg_ops import (inverse, logdet, pinverse, matrix_power, cholesky_
                               cholesky_inverse, triangular_solve, cholesky_top as cholesky,
                               svd_top as svd)
 from ._ops.linalg_ops import det, slogdet  # noqa: E402,F401
+from ._ops.einsum import einsum  # noqa: E402,F401

@@ -20,10 +20,8 @@ from . import math as M
 from . import reduce as R
 from . import shape as SH
 from .creation import arange, tensor
+from .linalg_ops import scalar_type_name
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def _tuple(value, n, name, fn_dims):
@@ -58,7 +56,7 @@ def _batchify(input, nd, fn):
 
 def _check_dtypes(input, weight, bias):
     if input.dtype != weight.dtype:
-        a, b = (_TYPE_NAMES.get(t.dtype.name, t.dtype.name) for t in (input, weight))
+        a, b = (scalar_type_name(t.dtype) for t in (input, weight))
         raise RuntimeError(f"Input type (torch.{a}Tensor) and weight type (torch.{b}Tensor) "
                            "should be the same or input should be a MKLDNN tensor and weight is "
                            "a dense tensor")
@@ -545,7 +543,7 @@ def _adaptive_avg_poolnd(input, output_size, nd, fn):
                            f"but received {list(sizes)}")
     x = input
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
-        raise NotImplementedError(f'"{fn}" not implemented for \'{_TYPE_NAMES.get(x.dtype.name)}\'')
+        raise NotImplementedError(f'"{fn}" not implemented for \'{scalar_type_name(x.dtype)}\'')
     for axis, (n, o) in enumerate(zip(spatial, sizes)):
         if n == o:
             continue

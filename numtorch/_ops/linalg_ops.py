@@ -25,15 +25,21 @@ from . import reduce as R
 from . import shape as SH
 from ._common import broadcast_shapes, broadcast_to
 from .creation import eye, tensor, zeros
-from .linalg import _NAMES, cross as _cross, matmul, vector_norm  # noqa: F401  (re-exported)
+from .linalg import cross as _cross, matmul, vector_norm  # noqa: F401  (re-exported)
 
 __all__ = ["LinAlgError", "inv", "solve", "solve_triangular", "det", "slogdet",
            "logdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
            "norm", "vector_norm", "matrix_norm", "cross", "matrix_power", "pinv", "lstsq",
            "cond", "matrix_rank", "multi_dot", "matmul", "vecdot", "diagonal"]
 
-_TYPE = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-         "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}
+_SCALAR_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def scalar_type_name(dtype):
+    """PyTorch's ScalarType name of a dtype ('Float', 'Long', …), as its messages print it."""
+    return _SCALAR_TYPES.get(dtype.name, dtype.name)
 
 linalg_slogdet = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 linalg_qr = collections.namedtuple("linalg_qr", ["Q", "R"])
@@ -53,7 +59,7 @@ def _check_float(a, fn, name="input"):
                         f"not {type(a).__name__}")
     if a._data.dtype.kind not in "fc":
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as {name}. Got "
-                           f"{_TYPE.get(a.dtype.name, a.dtype.name)}")
+                           f"{scalar_type_name(a.dtype)}")
 
 
 def _check_matrix(a, fn, name="A"):
@@ -91,10 +97,9 @@ def _linalg_errors(a, fn, singular=None):
 
 def _same_dtype(a, b, fn):
     if a.dtype != b.dtype:
-        names = [_TYPE.get(t.dtype.name) or _NAMES.get(t.dtype.name, t.dtype.name).capitalize()
-                 for t in (a, b)]
         raise RuntimeError(f"{fn}: Expected A and B to have the same dtype, but found A of type "
-                           f"{names[0]} and B of type {names[1]} instead")
+                           f"{scalar_type_name(a.dtype)} and B of type {scalar_type_name(b.dtype)} "
+                           "instead")
 
 
 def _broadcast_batch(a, b):
