@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from .._core import dtypes as _dt
-from .._core.tensor import Tensor
 from .._ops import math as M
 from .._ops.creation import tensor, zeros_like
 from ..autograd.grad_mode import enable_grad
-from .optimizer import Optimizer, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (Optimizer, _check_lr, _set_group_defaults, _to_scalar,
+                        _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
 
@@ -23,10 +23,7 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= betas[0] < 1.0:
@@ -43,14 +40,8 @@ class Adam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-            group.setdefault("decoupled_weight_decay", False)
+        _set_group_defaults(self, amsgrad=False, maximize=False, foreach=None, capturable=False,
+                            differentiable=False, fused=None, decoupled_weight_decay=False)
 
     def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
                     state_steps):

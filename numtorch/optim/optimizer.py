@@ -13,7 +13,7 @@ from itertools import chain
 
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
-from ..nn.modules.module import RemovableHandle
+from ..nn.modules.module import RemovableHandle, _zero_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -46,6 +46,20 @@ def _use_grad_for_differentiable(step):
 
 def _to_scalar(x):
     return x.item() if isinstance(x, Tensor) else x
+
+
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _set_group_defaults(optimizer, **defaults):
+    # Options added after a state was saved get their defaults on __setstate__.
+    for group in optimizer.param_groups:
+        for k, v in defaults.items():
+            group.setdefault(k, v)
 
 
 def _typename(x):
@@ -149,17 +163,7 @@ class Optimizer:
         """Resets the gradients of all optimized tensors (to ``None`` by default)."""
         for group in self.param_groups:
             for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p._grad = None
-                else:
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+                _zero_grad(p, set_to_none)
 
     def step(self, closure=None):
         """Performs a single optimization step (``closure`` re-evaluates the loss)."""

@@ -1,9 +1,9 @@
 """``optim.SGD``: stochastic gradient descent with momentum, dampening, Nesterov, weight decay."""
 from __future__ import annotations
 
-from .._core.tensor import Tensor
-from .optimizer import Optimizer, _to_scalar, _use_grad_for_differentiable
 from ..autograd.grad_mode import enable_grad
+from .optimizer import (Optimizer, _check_lr, _set_group_defaults, _to_scalar,
+                        _use_grad_for_differentiable)
 
 __all__ = ["SGD", "sgd"]
 
@@ -18,10 +18,7 @@ class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
                  fused=None):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
@@ -35,12 +32,8 @@ class SGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        _set_group_defaults(self, nesterov=False, maximize=False, foreach=None,
+                            differentiable=False, fused=False)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):

@@ -11,10 +11,9 @@ batched statistic, and the in-place machinery raises PyTorch's error saying so.
 from __future__ import annotations
 
 from ..._core import dtypes as _dt
-from ..._ops.creation import empty, ones, tensor, zeros
+from ..._ops.creation import ones, tensor, zeros
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
+from ._utils import register_weight_bias, reset_ones_zeros
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
@@ -34,15 +33,8 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_weight_bias(self, num_features, num_features, affine=affine, bias=bias,
+                             device=device, dtype=dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
@@ -61,10 +53,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_ones_zeros(self.weight, self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

@@ -24,6 +24,14 @@ def _index(idx, size, kind="index"):
     return idx % size
 
 
+def _renumber(modules):
+    # Keep the string keys contiguous ('0', '1', …) after a deletion, as PyTorch does.
+    items = list(modules.values())
+    modules.clear()
+    for i, m in enumerate(items):
+        modules[str(i)] = m
+
+
 class Sequential(Module):
     """A sequential container: ``forward`` feeds the input through each module in order.
 
@@ -56,11 +64,7 @@ class Sequential(Module):
                 delattr(self, key)
         else:
             delattr(self, keys[_index(idx, len(keys))])
-        # Keep the string keys contiguous, as PyTorch does.
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self._modules)
 
     def __len__(self):
         return len(self._modules)
@@ -141,10 +145,7 @@ class ModuleList(Module):
                 delattr(self, str(k))
         else:
             delattr(self, str(_index(idx, len(self))))
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self._modules)
 
     def __len__(self):
         return len(self._modules)

@@ -8,12 +8,8 @@ convolution, so the convolution op only ever sees integer padding.
 """
 from __future__ import annotations
 
-import math
-
-from ..._ops.creation import empty
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
+from ._utils import register_weight_bias, reset_fan_in_uniform
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d"]
@@ -80,22 +76,12 @@ class _ConvNd(Module):
                     self._reversed_padding_repeated_twice[2 * i + 1] = total - total // 2
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in (0, 1)]
-        self.weight = Parameter(empty((out_channels, in_channels // groups) + kernel_size,
-                                      device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        register_weight_bias(self, (out_channels, in_channels // groups) + kernel_size,
+                             out_channels, bias=bias, device=device, dtype=dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        # kaiming_uniform_(a=sqrt(5)) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as in PyTorch.
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        reset_fan_in_uniform(self.weight, self.bias)
 
     def _conv_forward(self, input, weight, bias):
         pads = self._reversed_padding_repeated_twice

@@ -417,27 +417,21 @@ class Module:
 
     def get_parameter(self, target):
         """Returns the parameter given by the dotted path ``target``."""
-        return self._get_member(target, Parameter, "nn.Parameter")
+        return self._get_member(target, lambda mod, name: isinstance(getattr(mod, name), Parameter),
+                                "an nn.Parameter")
 
     def get_buffer(self, target):
         """Returns the buffer given by the dotted path ``target``."""
-        module_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
-        if name not in mod._buffers:
-            raise AttributeError("`" + name + "` is not a buffer")
-        return mod._buffers[name]
+        return self._get_member(target, lambda mod, name: name in mod._buffers, "a buffer")
 
-    def _get_member(self, target, kind, kind_name):
+    def _get_member(self, target, is_kind, kind_name):
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
         if not hasattr(mod, name):
             raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
-        value = getattr(mod, name)
-        if not isinstance(value, kind):
-            raise AttributeError("`" + name + "` is not an " + kind_name)
-        return value
+        if not is_kind(mod, name):
+            raise AttributeError("`" + name + "` is not " + kind_name)
+        return getattr(mod, name)
 
     # -- state dict ---------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):
