@@ -41,7 +41,7 @@ def test_python_block_runs(index):
 def test_readme_commands_are_the_ones_ci_runs():
     demo, test = _commands("pip install")
     assert demo == "pip install -e . && python -m numtorch"
-    assert test == "pip install -e '.[test]' && python -m pytest -q"
+    assert test == "pip install -e '.[test]' && python -m pytest"
     assert _ci_variable("DEMO_COMMAND") == demo
     assert _ci_variable("TEST_COMMAND") == test
     assert 'eval "$DEMO_COMMAND"' in CI and 'eval "$TEST_COMMAND"' in CI
