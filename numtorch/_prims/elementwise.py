@@ -304,9 +304,9 @@ def _convert_impl(x, *, dtype):
 
 
 def _convert_vjp(g, out, x, *, dtype):
-    if x.dtype.kind not in "fc":
+    if x._data.dtype.kind not in "fc":
         return (None,)
-    if x.dtype.kind == "f" and g.dtype.kind == "c":
+    if x._data.dtype.kind == "f" and g._data.dtype.kind == "c":
         g = T.real(g)
     return (convert_element_type.bind(g, dtype=x._data.dtype),)
 
