@@ -342,3 +342,46 @@ def test_error_messages(call, error, message):
         call()
     assert message in str(info.value)
     assert issubclass(torch.linalg.LinAlgError, RuntimeError)
+
+
+def _crand(*shape):
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def _hermitian_pd(n):
+    a = _crand(n, n)
+    return a @ a.conj().T + n * np.eye(n)
+
+
+@pytest.mark.parametrize("name,get,arrays", [
+    ("inv", lambda L: L.linalg.inv, lambda: [_crand(3, 3)]),
+    ("solve", lambda L: L.linalg.solve, lambda: [_crand(3, 3), _crand(3, 2)]),
+    ("det", lambda L: L.linalg.det, lambda: [_crand(3, 3)]),
+    ("slogdet", lambda L: L.linalg.slogdet, lambda: [_crand(3, 3)]),
+    ("cholesky", lambda L: L.linalg.cholesky, lambda: [_hermitian_pd(3)]),
+    ("qr", lambda L: L.linalg.qr, lambda: [_crand(4, 3)]),
+    ("qr_wide", lambda L: L.linalg.qr, lambda: [_crand(3, 4)]),
+    ("eigh", lambda L: lambda a: (lambda w, v: (w, (v * w.unsqueeze(-2)) @ v.mH))(*L.linalg.eigh(a)),
+     lambda: [_hermitian_pd(3)]),
+    ("svd", lambda L: lambda a: (lambda u, s, vh: (s, (u * s.unsqueeze(-2) ** 2) @ vh))(
+        *L.linalg.svd(a, full_matrices=False)), lambda: [_crand(3, 4)]),
+])
+def test_complex_values_and_gradients_match_torch(name, get, arrays):
+    pt = pytest.importorskip("torch")
+    arrays = arrays()
+    ts = [pt.tensor(a, requires_grad=True) for a in arrays]
+    ns = [torch.tensor(a, requires_grad=True) for a in arrays]
+    yt, yn = get(pt)(*ts), get(torch)(*ns)
+    yt, yn = (yt, yn) if isinstance(yt, tuple) else ((yt,), (yn,))
+    loss_t = loss_n = 0
+    for a, b in zip(yt, yn):
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), atol=1e-9)
+        w1, w2 = rng.standard_normal(tuple(a.shape)), rng.standard_normal(tuple(a.shape))
+        if a.is_complex():
+            loss_t = loss_t + (a.real * pt.tensor(w1)).sum() + (a.imag * pt.tensor(w2)).sum()
+            loss_n = loss_n + (b.real * torch.tensor(w1)).sum() + (b.imag * torch.tensor(w2)).sum()
+        else:
+            loss_t = loss_t + (a * pt.tensor(w1)).sum()
+            loss_n = loss_n + (b * torch.tensor(w1)).sum()
+    for a, b in zip(pt.autograd.grad(loss_t, ts), torch.autograd.grad(loss_n, ns)):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), atol=1e-8)
