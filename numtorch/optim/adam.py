@@ -4,8 +4,7 @@ from __future__ import annotations
 from .._core import dtypes as _dt
 from .._ops import math as M
 from .._ops.creation import tensor, zeros_like
-from ..autograd.grad_mode import enable_grad
-from .optimizer import (Optimizer, _check_lr, _set_group_defaults, _to_scalar,
+from .optimizer import (Optimizer, _check_lr, _eval_closure, _set_group_defaults, _to_scalar,
                         _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
@@ -66,10 +65,7 @@ class Adam(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Performs a single optimization step; returns ``closure()``'s loss if given."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _eval_closure(closure)
         for group in self.param_groups:
             params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = [], [], [], [], [], []
             self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps)

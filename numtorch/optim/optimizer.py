@@ -12,7 +12,7 @@ from copy import deepcopy
 from itertools import chain
 
 from .._core.tensor import Tensor
-from ..autograd.grad_mode import set_grad_enabled
+from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..nn.modules.module import RemovableHandle, _zero_grad
 
 __all__ = ["Optimizer", "required"]
@@ -46,6 +46,14 @@ def _use_grad_for_differentiable(step):
 
 def _to_scalar(x):
     return x.item() if isinstance(x, Tensor) else x
+
+
+def _eval_closure(closure):
+    """``closure()`` with grad enabled (step runs under no_grad), or None."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
 
 
 def _check_lr(lr):

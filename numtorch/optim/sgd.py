@@ -1,8 +1,7 @@
 """``optim.SGD``: stochastic gradient descent with momentum, dampening, Nesterov, weight decay."""
 from __future__ import annotations
 
-from ..autograd.grad_mode import enable_grad
-from .optimizer import (Optimizer, _check_lr, _set_group_defaults, _to_scalar,
+from .optimizer import (Optimizer, _check_lr, _eval_closure, _set_group_defaults, _to_scalar,
                         _use_grad_for_differentiable)
 
 __all__ = ["SGD", "sgd"]
@@ -38,10 +37,7 @@ class SGD(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Performs a single optimization step; returns ``closure()``'s loss if given."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _eval_closure(closure)
         for group in self.param_groups:
             params, grads, bufs = [], [], []
             momentum = group["momentum"]

@@ -32,7 +32,31 @@ def _renumber(modules):
         modules[str(i)] = m
 
 
-class Sequential(Module):
+class _NumberedModules:
+    """What Sequential and ModuleList share: modules kept under keys '0', '1', …"""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __dir__(self):
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, module):
+        """Appends ``module`` at the end."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key):
+        """Removes and returns the module at index ``key``."""
+        v = self[key]
+        del self[key]
+        return v
+
+
+class Sequential(_NumberedModules, Module):
     """A sequential container: ``forward`` feeds the input through each module in order.
 
     Built from modules (``Sequential(a, b)``) or an ``OrderedDict`` of named modules.
@@ -66,12 +90,6 @@ class Sequential(Module):
             delattr(self, keys[_index(idx, len(keys))])
         _renumber(self._modules)
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __add__(self, other):
         if not isinstance(other, Sequential):
             raise ValueError(f"add operator supports only objects of Sequential class, but "
@@ -80,14 +98,6 @@ class Sequential(Module):
         for layer in chain(self, other):
             ret.append(layer)
         return ret
-
-    def __dir__(self):
-        return [k for k in super().__dir__() if not k.isdigit()]
-
-    def append(self, module):
-        """Appends ``module`` to the end."""
-        self.add_module(str(len(self)), module)
-        return self
 
     def insert(self, index, module):
         """Inserts ``module`` before position ``index``."""
@@ -111,19 +121,13 @@ class Sequential(Module):
             self.append(layer)
         return self
 
-    def pop(self, key):
-        """Removes and returns the module at ``key``."""
-        v = self[key]
-        del self[key]
-        return v
-
     def forward(self, input):
         for module in self._modules.values():
             input = module(input)
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_NumberedModules, Module):
     """Holds submodules in a list, indexable like a Python list (no ``forward``)."""
 
     def __init__(self, modules=None):
@@ -147,12 +151,6 @@ class ModuleList(Module):
             delattr(self, str(_index(idx, len(self))))
         _renumber(self._modules)
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __iadd__(self, modules):
         return self.extend(modules)
 
@@ -161,14 +159,6 @@ class ModuleList(Module):
         for i, module in enumerate(chain(self, other)):
             combined.add_module(str(i), module)
         return combined
-
-    def __dir__(self):
-        return [k for k in super().__dir__() if not k.isdigit()]
-
-    def append(self, module):
-        """Appends ``module`` to the end of the list."""
-        self.add_module(str(len(self)), module)
-        return self
 
     def insert(self, index, module):
         """Inserts ``module`` before ``index``."""
@@ -185,11 +175,6 @@ class ModuleList(Module):
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
         return self
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
 
     def __repr__(self):
         # Runs of identical reprs are collapsed: "(0-2): 3 x Linear(...)".
