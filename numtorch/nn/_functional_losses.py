@@ -169,11 +169,16 @@ def _check_class_target(input, target, weight):
 
 
 def _check_bounds(target, C, ignore_index):
+    """Raises PyTorch's IndexError for a concrete out-of-range target; returns whether
+    some target may equal ``ignore_index`` (always True for non-concrete targets)."""
     d = target._data
-    if d.__class__ is ndarray and d.size:
-        bad = ((d < 0) | (d >= C)) & (d != ignore_index)
-        if bad.any():
-            raise IndexError(f"Target {int(d[bad].flat[0])} is out of bounds.")
+    if d.__class__ is not ndarray:
+        return True
+    ignored = d == ignore_index
+    bad = ((d < 0) | (d >= C)) & ~ignored
+    if bad.any():
+        raise IndexError(f"Target {int(d[bad].flat[0])} is out of bounds.")
+    return bool(ignored.any())
 
 
 def _class_weights(target, weight, dtype, ignore_index):
@@ -195,11 +200,17 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """
     reduction = _Red.resolve(size_average, reduce, reduction)
     C = _check_class_target(input, target, weight)
-    _check_bounds(target, C, ignore_index)
+    may_ignore = _check_bounds(target, C, ignore_index)
     unbatched = input.ndim == 1 and target.ndim == 0
     if input.ndim == 1:
         input, target = S.unsqueeze(input, 0), S.reshape(target, (-1,))
     target = target.to(_dt.int64)
+    if weight is None and not may_ignore:
+        # Every target counts with weight 1: the plain mean of -input[n, t].
+        loss = -S.squeeze(gather(input, 1, S.unsqueeze(target, 1)), 1)
+        if reduction == "none":
+            return S.squeeze(loss, 0) if unbatched else loss
+        return R.sum(loss) if reduction == "sum" else R.mean(loss)
     w, safe = _class_weights(target, weight, input.dtype, ignore_index)
     picked = S.squeeze(gather(input, 1, S.unsqueeze(safe, 1)), 1)
     loss = -(picked * w)

@@ -90,7 +90,7 @@ def bilinear(input1, input2, weight, bias=None):
 
 def relu(input, inplace=False):
     """Applies the rectified linear unit ``max(0, x)`` elementwise (NaN propagates)."""
-    return _apply(input, lambda x: M.where(x <= 0, 0, x), inplace, "relu_")
+    return _apply(input, M.relu, inplace, "relu_")
 
 
 def relu_(input):
