@@ -260,8 +260,9 @@ def _eigh_invariants_lib(lib, a):
     return w, (v * w.unsqueeze(-2) ** 3) @ v.mT
 
 
-@pytest.mark.parametrize("name,get,arrays", _torch_oracle_pairs())
-def test_values_and_gradients_match_torch(name, get, arrays):
+def _check_against_torch(get, arrays):
+    """Values, and gradients of a random linear functional of the outputs (real and
+    imaginary parts weighted separately), against PyTorch."""
     pt = pytest.importorskip("torch")
     ts = [pt.tensor(a, requires_grad=True) for a in arrays]
     ns = [torch.tensor(a, requires_grad=True) for a in arrays]
@@ -270,11 +271,18 @@ def test_values_and_gradients_match_torch(name, get, arrays):
     loss_t = loss_n = 0
     for a, b in zip(yt, yn):
         np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), atol=1e-9)
-        w = rng.standard_normal(tuple(a.shape))
-        loss_t = loss_t + (a * pt.tensor(w)).sum()
-        loss_n = loss_n + (b * torch.tensor(w)).sum()
+        parts = (lambda t: t.real, lambda t: t.imag) if a.is_complex() else (lambda t: t,)
+        for part in parts:
+            w = rng.standard_normal(tuple(a.shape))
+            loss_t = loss_t + (part(a) * pt.tensor(w)).sum()
+            loss_n = loss_n + (part(b) * torch.tensor(w)).sum()
     for a, b in zip(pt.autograd.grad(loss_t, ts), torch.autograd.grad(loss_n, ns)):
         np.testing.assert_allclose(b.numpy(), a.numpy(), atol=1e-8)
+
+
+@pytest.mark.parametrize("name,get,arrays", _torch_oracle_pairs())
+def test_values_and_gradients_match_torch(name, get, arrays):
+    _check_against_torch(get, arrays)
 
 
 # ---------------------------------------------------------------------------------------
@@ -367,21 +375,4 @@ def _hermitian_pd(n):
         *L.linalg.svd(a, full_matrices=False)), lambda: [_crand(3, 4)]),
 ])
 def test_complex_values_and_gradients_match_torch(name, get, arrays):
-    pt = pytest.importorskip("torch")
-    arrays = arrays()
-    ts = [pt.tensor(a, requires_grad=True) for a in arrays]
-    ns = [torch.tensor(a, requires_grad=True) for a in arrays]
-    yt, yn = get(pt)(*ts), get(torch)(*ns)
-    yt, yn = (yt, yn) if isinstance(yt, tuple) else ((yt,), (yn,))
-    loss_t = loss_n = 0
-    for a, b in zip(yt, yn):
-        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), atol=1e-9)
-        w1, w2 = rng.standard_normal(tuple(a.shape)), rng.standard_normal(tuple(a.shape))
-        if a.is_complex():
-            loss_t = loss_t + (a.real * pt.tensor(w1)).sum() + (a.imag * pt.tensor(w2)).sum()
-            loss_n = loss_n + (b.real * torch.tensor(w1)).sum() + (b.imag * torch.tensor(w2)).sum()
-        else:
-            loss_t = loss_t + (a * pt.tensor(w1)).sum()
-            loss_n = loss_n + (b * torch.tensor(w1)).sum()
-    for a, b in zip(pt.autograd.grad(loss_t, ts), torch.autograd.grad(loss_n, ns)):
-        np.testing.assert_allclose(b.numpy(), a.numpy(), atol=1e-8)
+    _check_against_torch(get, arrays())
