@@ -236,19 +236,10 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 # ---------------------------------------------------------------------------------------
 # Distances and normalization of vectors
 
-def _norm(x, p, dim, keepdim):
-    # The 2-norm with a zero (not nan) gradient at 0, as PyTorch's norm backward gives.
-    if p == 2 and x._data.dtype.kind == "f":
-        s = R.sum(x * x, dim, keepdim)
-        zero = s == 0
-        return M.where(zero, 0, M.sqrt(M.where(zero, 1, s)))
-    return vector_norm(x, p, dim, keepdim)
-
-
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """Divides ``input`` by its ``p``-norm along ``dim`` (at least ``eps``)."""
     canonical_dim(dim, input.ndim)
-    denom = M.clamp_min(_norm(input, p, dim, True), eps)
+    denom = M.clamp_min(vector_norm(input, p, dim, True), eps)
     result = input / denom
     if out is not None:
         return out.copy_(result)
@@ -263,15 +254,15 @@ def _clamp_value_only(x, lo):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Cosine similarity ``x1 . x2 / (max(|x1|, eps) * max(|x2|, eps))`` along ``dim``."""
     x1, x2 = S.broadcast_tensors(x1, x2)
-    n1 = _clamp_value_only(_norm(x1, 2, dim, True), eps)
-    n2 = _clamp_value_only(_norm(x2, 2, dim, True), eps)
+    n1 = _clamp_value_only(vector_norm(x1, 2, dim, True), eps)
+    n2 = _clamp_value_only(vector_norm(x2, 2, dim, True), eps)
     return R.sum((x1 / n1) * (x2 / n2), dim)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """The ``p``-norm of ``x1 - x2 + eps`` over the last dimension."""
     diff = x1 - x2 + eps
-    return _norm(diff, p, -1 if diff.ndim else None, keepdim)
+    return vector_norm(diff, p, -1 if diff.ndim else None, keepdim)
 
 
 # ---------------------------------------------------------------------------------------
@@ -475,7 +466,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     """Looks up rows of ``weight`` at the integer indices ``input``.
 
     The row at ``padding_idx`` receives no gradient; with ``max_norm`` the referenced
-    rows of ``weight`` are renormalized in place first.
+    rows of ``weight`` are renormalized in place first; ``scale_grad_by_freq`` divides
+    each row's gradient by its index's frequency in ``input``. ``sparse`` is accepted,
+    but gradients are always dense.
     """
     if input._data.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
@@ -495,13 +488,18 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     rows = weight.index_select(0, flat)
     if padding_idx is not None:
         rows = M.where(S.unsqueeze(flat == padding_idx, 1), rows.detach(), rows)
+    if scale_grad_by_freq:
+        # Same values; each row's gradient divided by how often its index occurs here.
+        counts = R.sum(S.unsqueeze(flat, 1) == S.unsqueeze(flat, 0), 1).to(rows.dtype)
+        frozen = rows.detach()
+        rows = frozen + (rows - frozen) / S.unsqueeze(counts, 1)
     return S.reshape(rows, tuple(input.shape) + (weight.shape[1],))
 
 
 def _embedding_renorm(weight, flat, max_norm, norm_type):
     with no_grad():
         rows = weight.index_select(0, flat)
-        norms = _norm(rows, norm_type, 1, True)
+        norms = vector_norm(rows, norm_type, 1, True)
         scale = M.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         weight.index_put_((flat,), rows * scale)
 

@@ -293,6 +293,13 @@ def test_embedding_matches_torch_with_padding_idx_and_max_norm():
     (ref * ref).sum().backward()
     close(w.grad, tw.grad)
     assert (w.grad[2].numpy() == 0).all()
+    w3, tw3 = pair(rng.standard_normal((6, 3)))
+    out = F.embedding(nt.tensor(idx), w3, padding_idx=0, scale_grad_by_freq=True)
+    ref = torch.nn.functional.embedding(torch.tensor(idx), tw3, padding_idx=0, scale_grad_by_freq=True)
+    close(out, ref)
+    (out * nt.tensor(np.arange(18.0).reshape(2, 3, 3))).sum().backward()
+    (ref * torch.tensor(np.arange(18.0).reshape(2, 3, 3))).sum().backward()
+    close(w3.grad, tw3.grad)
     w2, tw2 = pair(rng.standard_normal((6, 3)) * 2, requires_grad=False)
     close(F.embedding(nt.tensor(idx), w2, max_norm=1.0),
           torch.nn.functional.embedding(torch.tensor(idx), tw2, max_norm=1.0))
