@@ -93,6 +93,14 @@ def einsum(*args):
         if not isinstance(op, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
                             f"{type(op).__name__}")
+    _check_dtypes(operands)
+    program = _plan(equation, tuple(tuple(op.shape) for op in operands))
+    return _run(program, operands)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(equation, shapes):
+    """The program computing ``equation`` for operands of these shapes (Note [Einsum plan])."""
     arrow = equation.find("->")
     lhs_end = arrow if arrow >= 0 else len(equation)
     bounds, start = [], 0
@@ -100,23 +108,23 @@ def einsum(*args):
         if i == lhs_end or equation[i] == ",":
             bounds.append((start, i))
             start = i + 1
-    if len(bounds) > len(operands):
+    if len(bounds) > len(shapes):
         raise _err("fewer operands were provided than specified in the equation")
-    if len(bounds) < len(operands):
+    if len(bounds) < len(shapes):
         raise _err("more operands were provided than specified in the equation")
     terms = [_parse_term(equation, a, b, f"operand {k}") for k, (a, b) in enumerate(bounds)]
-    for k, (labels, op) in enumerate(zip(terms, operands)):
+    for k, (labels, shape) in enumerate(zip(terms, shapes)):
         named = len(labels) - (_ELLIPSIS in labels)
         if _ELLIPSIS in labels:
-            if named > op.ndim:
+            if named > len(shape):
                 raise _err(f"the number of subscripts in the equation ({named}) is more than the "
-                           f"number of dimensions ({op.ndim}) for operand {k}")
-        elif named != op.ndim:
+                           f"number of dimensions ({len(shape)}) for operand {k}")
+        elif named != len(shape):
             raise _err(f"the number of subscripts in the equation ({named}) does not match the "
-                       f"number of dimensions ({op.ndim}) for operand {k} and no ellipsis was given")
+                       f"number of dimensions ({len(shape)}) for operand {k} and no ellipsis was "
+                       "given")
     out_terms = None if arrow < 0 else _parse_term(equation, arrow + 2, len(equation), "output")
-    _check_dtypes(operands)
-    return _contract(terms, out_terms, operands)
+    return tuple(_contract(terms, out_terms, [list(s) for s in shapes]))
 
 
 def _check_dtypes(operands):
@@ -127,9 +135,9 @@ def _check_dtypes(operands):
                                f"{scalar_type_name(op.dtype)}")
 
 
-def _expand_ellipses(terms, out_terms, operands):
+def _expand_ellipses(terms, out_terms, shapes):
     """Replace _ELLIPSIS by right-aligned broadcast labels (Note [Einsum labels])."""
-    covered = [op.ndim - (len(t) - 1) if _ELLIPSIS in t else 0 for t, op in zip(terms, operands)]
+    covered = [len(s) - (len(t) - 1) if _ELLIPSIS in t else 0 for t, s in zip(terms, shapes)]
     e = max(covered, default=0)
     ell = list(range(52, 52 + e))
     expanded = []
@@ -143,44 +151,28 @@ def _expand_ellipses(terms, out_terms, operands):
         for t in expanded:
             for l in t:
                 counts[l] = counts.get(l, 0) + 1
-        out = ell + sorted(l for l, n in counts.items() if n == 1 and l < 52)
-    else:
-        seen = set()
-        for l in out_terms:
-            if l == _ELLIPSIS:
-                continue
-            if l in seen:
-                raise _err(f"output subscript {_LETTERS[l]} appears more than once in the output")
-            seen.add(l)
-            if not any(l in t for t in expanded):
-                raise _err(f"output subscript {_LETTERS[l]} does not appear in the equation for "
-                           "any input operand")
-        out = []
-        for l in out_terms:
-            out.extend(ell if l == _ELLIPSIS else [l])
+        return expanded, ell + sorted(l for l, n in counts.items() if n == 1 and l < 52)
+    seen = set()
+    for l in out_terms:
+        if l == _ELLIPSIS:
+            continue
+        if l in seen:
+            raise _err(f"output subscript {_LETTERS[l]} appears more than once in the output")
+        seen.add(l)
+        if not any(l in t for t in expanded):
+            raise _err(f"output subscript {_LETTERS[l]} does not appear in the equation for "
+                       "any input operand")
+    out = []
+    for l in out_terms:
+        out.extend(ell if l == _ELLIPSIS else [l])
     return expanded, out
 
 
-def _take_diagonals(x, labels, k):
-    """Collapse repeated labels of one operand to a single dim (its diagonal)."""
-    labels = list(labels)
-    while len(set(labels)) != len(labels):
-        l = next(l for l in labels if labels.count(l) > 1)
-        i = labels.index(l)
-        j = labels.index(l, i + 1)
-        if x.shape[i] != x.shape[j]:
-            raise _err(f"subscript {_LETTERS[l]} is repeated for operand {k} but the sizes don't "
-                       f"match, {x.shape[j]} != {x.shape[i]}")
-        x = SH.diagonal(x, 0, i, j)
-        labels = [m for n, m in enumerate(labels) if n not in (i, j)] + [l]
-    return x, labels
-
-
-def _sizes(terms, operands):
+def _sizes(terms, shapes):
     """The broadcast size of every label, with PyTorch's messages for a mismatch."""
     sizes = {}
-    for k, (t, op) in enumerate(zip(terms, operands)):
-        for l, n in zip(t, op.shape):
+    for k, (t, shape) in enumerate(zip(terms, shapes)):
+        for l, n in zip(t, shape):
             seen = sizes.get(l, 1)
             if n != 1 and seen != 1 and n != seen:
                 if l >= 52:
@@ -189,71 +181,104 @@ def _sizes(terms, operands):
                                f"{seen} for the respective dimension")
                 raise _err(f"subscript {_LETTERS[l]} has size {n} for operand {k} which does not "
                            f"broadcast with previously seen size {seen}")
-            if n != 1:
-                sizes[l] = n
-            else:
-                sizes.setdefault(l, 1)
+            sizes[l] = n if n != 1 else seen
     return sizes
 
 
-def _reduce(x, labels, drop):
-    axes = [i for i, l in enumerate(labels) if l in drop]
-    if not axes:
-        return x, labels
-    return R.sum(x, tuple(axes)), [l for l in labels if l not in drop]
+# Note [Einsum plan]
+# Everything einsum decides depends only on the equation and the operand shapes, so it is
+# decided once per (equation, shapes) and cached as a small program over a list of operand
+# slots; running it is a handful of binds. Planning tracks each slot's labels and shape:
+#   ("diag", k, i, j)            slot k := its diagonal over dims i, j (a repeated label)
+#   ("squeeze", k, dims)         drop size-1 dims that broadcast against larger ones
+#   ("sum", k, axes)             sum out labels nothing else needs
+#   ("pair", i, j, contr, batch) pop slots i > j, append dot_general(slot i, slot j)
+#   ("expand", shape) / ("permute", perm)   on the last slot: broadcast labels, output order
 
 
-def _contract(terms, out_terms, operands):
-    terms, out = _expand_ellipses(terms, out_terms, operands)
-    ops, labs = [], []
-    for k, (t, op) in enumerate(zip(terms, operands)):
-        op, t = _take_diagonals(op, t, k)
-        ops.append(op)
+def _contract(terms, out_terms, shapes):
+    terms, out = _expand_ellipses(terms, out_terms, shapes)
+    program, labs = [], []
+    for k, (t, shape) in enumerate(zip(terms, shapes)):
+        t = list(t)
+        while len(set(t)) != len(t):
+            l = next(l for l in t if t.count(l) > 1)
+            i = t.index(l)
+            j = t.index(l, i + 1)
+            if shape[i] != shape[j]:
+                raise _err(f"subscript {_LETTERS[l]} is repeated for operand {k} but the sizes "
+                           f"don't match, {shape[j]} != {shape[i]}")
+            program.append(("diag", k, i, j))
+            shape = [n for m, n in enumerate(shape) if m not in (i, j)] + [shape[i]]
+            t = [m for n, m in enumerate(t) if n not in (i, j)] + [l]
+        shapes[k] = shape
         labs.append(t)
-    sizes = _sizes(labs, ops)
-    # A size-1 dim whose label is larger elsewhere broadcasts: drop it from this operand.
-    for k, (op, t) in enumerate(zip(ops, labs)):
-        ones = [i for i, (l, n) in enumerate(zip(t, op.shape)) if n == 1 and sizes[l] != 1]
+    sizes = _sizes(labs, shapes)
+    for k, t in enumerate(labs):      # size-1 dims that broadcast: the operand is constant there
+        ones = tuple(i for i, (l, n) in enumerate(zip(t, shapes[k])) if n == 1 and sizes[l] != 1)
         if ones:
-            ops[k] = SH.squeeze(op, tuple(ones))
+            program.append(("squeeze", k, ones))
             labs[k] = [l for i, l in enumerate(t) if i not in ones]
     needed = set(out)
-    # Labels only one operand has and the output lacks are summed right away.
-    for k in range(len(ops)):
+    for k in range(len(labs)):        # labels only one operand has are summed at once
         others = set(l for j, t in enumerate(labs) if j != k for l in t) | needed
-        ops[k], labs[k] = _reduce(ops[k], labs[k], set(labs[k]) - others)
-    for step in _path(tuple(tuple(t) for t in labs), tuple(tuple(op.shape) for op in ops)):
-        picked = sorted(step, reverse=True)
-        group = [(ops.pop(i), labs.pop(i)) for i in picked]
-        x, lx = group[0]
-        for y, ly in group[1:]:
-            keep = needed | set(l for t in labs for l in t)
-            x, lx = _pair(x, lx, y, ly, keep)
-        ops.append(x)
-        labs.append(lx)
-    x, lx = ops[0], labs[0]
-    x, lx = _reduce(x, lx, set(lx) - needed)
+        labs[k] = _sum_out(program, k, labs[k], set(labs[k]) - others)
+    for step in _path(tuple(tuple(t) for t in labs), tuple(tuple(sizes[l] for l in t) for t in labs)):
+        idxs = list(step)                 # NumPy may contract three or more at once
+        while len(idxs) > 1:
+            i, j = idxs[0], idxs[1]
+            keep = needed | set(l for m, t in enumerate(labs) if m not in (i, j) for l in t)
+            first, second = (i, j) if i < j else (j, i)   # the operand order of the equation
+            labs[first] = _sum_out(program, first, labs[first], set(labs[first]) - set(labs[second]) - keep)
+            labs[second] = _sum_out(program, second, labs[second], set(labs[second]) - set(labs[first]) - keep)
+            lx, ly = labs[first], labs[second]
+            shared = [l for l in lx if l in ly]
+            batch = [l for l in shared if l in keep]
+            contract = [l for l in shared if l not in keep]
+            program.append(("pair", first, second,
+                            (tuple(lx.index(l) for l in contract), tuple(ly.index(l) for l in contract)),
+                            (tuple(lx.index(l) for l in batch), tuple(ly.index(l) for l in batch))))
+            del labs[second], labs[first]
+            labs.append(batch + [l for l in lx if l not in shared] + [l for l in ly if l not in shared])
+            idxs = [len(labs) - 1] + [m - (m > i) - (m > j) for m in idxs[2:]]
+    lx = _sum_out(program, len(labs) - 1, labs[-1], set(labs[-1]) - needed)
     missing = [l for l in out if l not in lx]
-    if missing:   # output labels every operand broadcast: expand at the end
-        x = x.reshape(tuple(x.shape) + (1,) * len(missing))
+    if missing:                       # output labels every operand broadcast
         lx = lx + missing
-        x = SH.broadcast_to(x, tuple(x.shape[:len(lx) - len(missing)]) +
-                            tuple(sizes[l] for l in missing))
+        program.append(("expand", tuple(sizes[l] for l in lx), len(missing)))
     perm = tuple(lx.index(l) for l in out)
-    return x if perm == tuple(range(len(perm))) else SH.permute(x, perm)
+    if perm != tuple(range(len(perm))):
+        program.append(("permute", perm))
+    return program
 
 
-def _pair(x, lx, y, ly, keep):
-    """Contract two operands over their shared labels that nothing later needs."""
-    shared = [l for l in lx if l in ly]
-    batch = [l for l in shared if l in keep]
-    contract = [l for l in shared if l not in keep]
-    x, lx = _reduce(x, lx, set(lx) - set(ly) - keep)
-    y, ly = _reduce(y, ly, set(ly) - set(lx) - keep)
-    out = bind(dot_general, x, y,
-               contracting=(tuple(lx.index(l) for l in contract), tuple(ly.index(l) for l in contract)),
-               batch=(tuple(lx.index(l) for l in batch), tuple(ly.index(l) for l in batch)))
-    return out, batch + [l for l in lx if l not in shared] + [l for l in ly if l not in shared]
+def _sum_out(program, k, labels, drop):
+    axes = tuple(i for i, l in enumerate(labels) if l in drop)
+    if axes:
+        program.append(("sum", k, axes))
+    return [l for l in labels if l not in drop]
+
+
+def _run(program, operands):
+    vals = list(operands)
+    for step in program:
+        kind = step[0]
+        if kind == "pair":
+            _, i, j, contracting, batch = step
+            y, x = vals.pop(j), vals.pop(i)
+            vals.append(bind(dot_general, x, y, contracting=contracting, batch=batch))
+        elif kind == "diag":
+            vals[step[1]] = SH.diagonal(vals[step[1]], 0, step[2], step[3])
+        elif kind == "squeeze":
+            vals[step[1]] = SH.squeeze(vals[step[1]], step[2])
+        elif kind == "sum":
+            vals[step[1]] = R.sum(vals[step[1]], step[2])
+        elif kind == "expand":
+            x = vals[-1]
+            vals[-1] = SH.broadcast_to(x.reshape(tuple(x.shape) + (1,) * step[2]), step[1])
+        else:
+            vals[-1] = SH.permute(vals[-1], step[1])
+    return vals[-1]
 
 
 @functools.lru_cache(maxsize=1024)
