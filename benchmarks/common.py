@@ -136,6 +136,25 @@ def mlp_apply(params, x, act):
     return x
 
 
+def numpy_mlp_backprop(weights, x, y):
+    """Hand-written NumPy forward and backward of a 3-layer ReLU MLP with softmax
+    cross-entropy: (mean loss, layer inputs (x, a1, a2), per-example deltas (d1, d2, dz))."""
+    (W1, b1), (W2, b2), (W3, b3) = weights
+    h1 = x @ W1.T + b1
+    a1 = np.maximum(h1, 0)
+    h2 = a1 @ W2.T + b2
+    a2 = np.maximum(h2, 0)
+    z = a2 @ W3.T + b3
+    e = np.exp(z - z.max(1, keepdims=True))
+    dz = e / e.sum(1, keepdims=True)
+    rows = np.arange(len(y))
+    loss = -np.log(dz[rows, y]).mean()
+    dz[rows, y] -= 1
+    d2 = (dz @ W3) * (h2 > 0)
+    d1 = (d2 @ W2) * (h1 > 0)
+    return loss, (x, a1, a2), (d1, d2, dz)
+
+
 def cross_entropy(lib, logits, y):
     """Mean cross-entropy from logits and class indices, with ops torch and numtorch share."""
     logp = lib.log_softmax(logits, -1)

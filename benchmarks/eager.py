@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from .common import add, classification_batch, cross_entropy, has_nn, mlp_apply, mlp_params, \
-    mlp_weights, module, sequential_mlp
+    mlp_weights, module, numpy_mlp_backprop, sequential_mlp
 
 SMALL = 10
 LARGE = 10_000_000
@@ -156,30 +156,14 @@ def _mlp_step_raw():
 
 
 def _mlp_step_numpy():
-    (W1, b1), (W2, b2), (W3, b3) = mlp_weights(MLP)
+    weights = mlp_weights(MLP)
     x, y = classification_batch(BATCH)
-    rows = np.arange(BATCH)
 
     def step():
-        h1 = x @ W1.T + b1
-        a1 = np.maximum(h1, 0)
-        h2 = a1 @ W2.T + b2
-        a2 = np.maximum(h2, 0)
-        z = a2 @ W3.T + b3
-        z = z - z.max(1, keepdims=True)
-        e = np.exp(z)
-        p = e / e.sum(1, keepdims=True)
-        -np.log(p[rows, y]).mean()
-        dz = p
-        dz[rows, y] -= 1
-        dz /= BATCH
-        dW3, db3 = dz.T @ a2, dz.sum(0)
-        d2 = (dz @ W3) * (h2 > 0)
-        dW2, db2 = d2.T @ a1, d2.sum(0)
-        d1 = (d2 @ W2) * (h1 > 0)
-        dW1, db1 = d1.T @ x, d1.sum(0)
-        for p_, g in ((W1, dW1), (b1, db1), (W2, dW2), (b2, db2), (W3, dW3), (b3, db3)):
-            p_ -= LR * g
+        _, inputs, deltas = numpy_mlp_backprop(weights, x, y)
+        for (W, b), a, d in zip(weights, inputs, deltas):
+            W -= (LR / BATCH) * (d.T @ a)
+            b -= (LR / BATCH) * d.sum(0)
     return step
 
 

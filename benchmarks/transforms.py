@@ -12,7 +12,7 @@ import copy
 import numpy as np
 
 from .common import add, classification_batch, cross_entropy, has_nn, mlp_apply, mlp_params, \
-    mlp_weights, module, sequential_mlp
+    mlp_weights, module, numpy_mlp_backprop, sequential_mlp
 
 PSG_MLP, PSG_BATCH = (784, 512, 256, 10), 64
 ENSEMBLE_MLP, ENSEMBLE_MODELS, ENSEMBLE_BATCH = (784, 128, 10), 10, 64
@@ -54,23 +54,12 @@ def _psg(lib):
 
 
 def _psg_numpy():
-    (W1, b1), (W2, b2), (W3, b3) = mlp_weights(PSG_MLP)
+    weights = mlp_weights(PSG_MLP)
     x, y = classification_batch(PSG_BATCH)
-    rows = np.arange(PSG_BATCH)
 
     def run():
-        h1 = x @ W1.T + b1
-        a1 = np.maximum(h1, 0)
-        h2 = a1 @ W2.T + b2
-        a2 = np.maximum(h2, 0)
-        z = a2 @ W3.T + b3
-        e = np.exp(z - z.max(1, keepdims=True))
-        dz = e / e.sum(1, keepdims=True)
-        dz[rows, y] -= 1
-        d2 = (dz @ W3) * (h2 > 0)
-        d1 = (d2 @ W2) * (h1 > 0)
-        return (d1[:, :, None] * x[:, None, :], d1, d2[:, :, None] * a1[:, None, :], d2,
-                dz[:, :, None] * a2[:, None, :], dz)
+        _, inputs, deltas = numpy_mlp_backprop(weights, x, y)
+        return [(d[:, :, None] * a[:, None, :], d) for a, d in zip(inputs, deltas)]
     return run
 
 
@@ -286,24 +275,19 @@ def _maml_jax():
 
 
 def register():
+    """Add the torch.func workloads (called by run.py when numtorch.func exists)."""
     group, target = "torch.func", ("torch", 1.5)
-    add(PSG_NAME, group, target=target,
-        numtorch=lambda: _psg("numtorch"), numpy=_psg_numpy, torch=lambda: _psg("torch"),
-        jax=_psg_jax)
-    add(PSG_LOOP_NAME, group,
-        note="target: vmap(grad) >= 2x faster than this loop",
-        numtorch=lambda: _psg_loop("numtorch"), torch=lambda: _psg_loop("torch"))
-    add("ensemble 10 x MLP 784-128-10 (b=64)", group, target=target,
-        numtorch=lambda: _ensemble("numtorch"), numpy=_ensemble_numpy,
-        torch=lambda: _ensemble("torch"), jax=_ensemble_jax)
-    add("jacrev tanh(Wx+b) W 512x512", group, target=target,
-        numtorch=lambda: _jacrev("numtorch"), numpy=_jacrev_numpy,
-        torch=lambda: _jacrev("torch"), jax=_jacrev_jax)
-    add("hessian sin(x).sum() n=256", group, target=target,
-        numtorch=lambda: _hess_sin("numtorch"), numpy=_hess_sin_numpy,
-        torch=lambda: _hess_sin("torch"), jax=_hess_sin_jax)
-    add("hessian MLP 128-256-1 tanh wrt input", group, target=target,
-        numtorch=lambda: _hess_mlp("numtorch"), numpy=_hess_mlp_numpy,
-        torch=lambda: _hess_mlp("torch"), jax=_hess_mlp_jax)
-    add("MAML 32 tasks x 5 steps MLP 1-40-40-1", group, target=target,
-        numtorch=lambda: _maml("numtorch"), torch=lambda: _maml("torch"), jax=_maml_jax)
+    rows = [  # name, factory(lib), NumPy factory, JAX factory
+        (PSG_NAME, _psg, _psg_numpy, _psg_jax),
+        ("ensemble 10 x MLP 784-128-10 (b=64)", _ensemble, _ensemble_numpy, _ensemble_jax),
+        ("jacrev tanh(Wx+b) W 512x512", _jacrev, _jacrev_numpy, _jacrev_jax),
+        ("hessian sin(x).sum() n=256", _hess_sin, _hess_sin_numpy, _hess_sin_jax),
+        ("hessian MLP 128-256-1 tanh wrt input", _hess_mlp, _hess_mlp_numpy, _hess_mlp_jax),
+        ("MAML 32 tasks x 5 steps MLP 1-40-40-1", _maml, None, _maml_jax),
+    ]
+    for name, factory, np_factory, jax_factory in rows:
+        add(name, group, target=target, numtorch=lambda f=factory: f("numtorch"),
+            numpy=np_factory, torch=lambda f=factory: f("torch"), jax=jax_factory)
+        if name == PSG_NAME:
+            add(PSG_LOOP_NAME, group, note="target: vmap(grad) >= 2x faster than this loop",
+                numtorch=lambda: _psg_loop("numtorch"), torch=lambda: _psg_loop("torch"))
