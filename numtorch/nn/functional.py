@@ -23,7 +23,7 @@ from .._ops import math as M
 from .._ops import reduce as R
 from .._ops import shape as S
 from .._ops._common import canonical_dim, check_tensor
-from .._ops.creation import rand, tensor as _tensor
+from .._ops.creation import ones, rand, tensor as _tensor
 from .._ops.index import one_hot  # noqa: F401  (re-exported: F.one_hot)
 from .._ops.inplace import inplace as _inplace
 from .._ops.linalg import _same_dtype, matmul, vector_norm
@@ -231,6 +231,42 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """Applies ``softmax(-x)`` along ``dim``."""
     return R.softmax(-input, dim, dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Attention
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """``softmax(Q K^T * scale + mask) V`` over the last two dims (PyTorch's math backend).
+
+    ``attn_mask`` is boolean (True = take part) or added to the scores; ``is_causal``
+    masks keys after each query; rows with every key masked give zeros, as PyTorch does.
+    With ``enable_gqa`` key/value heads (dim -3) are repeated to match the query heads.
+    """
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    L, S_ = query.shape[-2], key.shape[-2]
+    if enable_gqa and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
+        reps = query.shape[-3] // key.shape[-3]
+        key = S.repeat_interleave(key, reps, -3)
+        value = S.repeat_interleave(value, reps, -3)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = matmul(query, S.transpose(key, -2, -1)) * scale
+    if is_causal:
+        attn_mask = S.tril(ones(L, S_, dtype=_dt.bool_))
+    if attn_mask is not None:
+        if attn_mask.dtype == _dt.bool_:
+            scores = scores.masked_fill(M.logical_not(attn_mask), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    finite = M.isfinite(R.amax(scores, -1, keepdim=True))
+    weights = R.softmax(M.where(finite, scores, 0.0), -1)
+    weights = M.where(finite, weights, 0.0)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    return matmul(weights, value)
 
 
 # ---------------------------------------------------------------------------------------

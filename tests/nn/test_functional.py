@@ -420,6 +420,46 @@ def test_distance_gradcheck_and_errors():
 
 
 # ---------------------------------------------------------------------------------------
+# attention
+
+@pytest.mark.parametrize("kwargs", [{}, {"is_causal": True}, {"scale": 0.3}, {"mask": "bool"},
+                                    {"mask": "float"}, {"gqa": True}], ids=str)
+def test_scaled_dot_product_attention_matches_torch(kwargs):
+    torch = oracle()
+    kwargs = dict(kwargs)
+    heads_kv = 1 if kwargs.pop("gqa", False) else 3
+    q, tq = pair(rng.standard_normal((2, 3, 4, 5)))
+    k, tk = pair(rng.standard_normal((2, heads_kv, 6, 5)))
+    v, tv = pair(rng.standard_normal((2, heads_kv, 6, 2)))
+    ours_kw, theirs_kw = dict(kwargs), dict(kwargs)
+    mask = kwargs.pop("mask", None)
+    ours_kw.pop("mask", None), theirs_kw.pop("mask", None)
+    if mask == "bool":
+        m = rng.uniform(size=(4, 6)) > 0.4
+        m[1] = False                                # a fully masked row gives zeros
+        ours_kw["attn_mask"], theirs_kw["attn_mask"] = nt.tensor(m), torch.tensor(m)
+    elif mask == "float":
+        m = rng.standard_normal((4, 6))
+        ours_kw["attn_mask"], theirs_kw["attn_mask"] = nt.tensor(m), torch.tensor(m)
+    if heads_kv == 1:
+        ours_kw["enable_gqa"] = theirs_kw["enable_gqa"] = True
+    out = F.scaled_dot_product_attention(q, k, v, **ours_kw)
+    ref = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, **theirs_kw)
+    close(out, ref, 1e-12, 1e-12)
+    (out * out).sum().backward()
+    (ref * ref).sum().backward()
+    for a, b in ((q, tq), (k, tk), (v, tv)):
+        close(a.grad, b.grad, 1e-10, 1e-12)
+
+
+def test_scaled_dot_product_attention_gradcheck_and_errors():
+    q, k, v = (nt.tensor(rng.standard_normal((2, 3, 4))) for _ in range(3))
+    gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True), q, k, v)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=nt.ones(3, 3), is_causal=True)
+
+
+# ---------------------------------------------------------------------------------------
 # conv / pooling are re-exported from numtorch._ops.conv
 
 def test_conv_and_pool_are_reexported_or_raise_clearly():
