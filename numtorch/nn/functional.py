@@ -18,7 +18,6 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core.primitive import bind
-from .._core.tensor import Tensor
 from .._ops import math as M
 from .._ops import reduce as R
 from .._ops import shape as S
