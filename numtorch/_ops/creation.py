@@ -322,30 +322,35 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=
                 requires_grad=requires_grad, generator=generator)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None):
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None):
+    """Random integers in [low, high) with the shape (and dtype, device) of ``input``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=device or input.device, generator=generator)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of integers from 0 to n - 1."""
     d = _dt.to_dtype(dtype) if dtype is not None else _dt.int64
+    if _is_meta(device):
+        return wrap(MetaArray((int(n),), d.np))
     return bind(R.permutation, n=int(n), shape=(int(n),), dtype=d.np, generator=generator)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None):
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None):
     """Samples from normal distributions with the given means and standard deviations."""
     if size is not None:
-        return randn(*size, generator=generator, dtype=dtype) * std + mean
+        return randn(*size, generator=generator, dtype=dtype, device=device) * std + mean
     like = mean if isinstance(mean, Tensor) else std
-    return randn(*like.shape, generator=generator, dtype=like.dtype) * std + mean
+    return randn(*like.shape, generator=generator, dtype=like.dtype, device=like.device) * std + mean
 
 
 def bernoulli(input, p=None, *, generator=None):
     """Draws 0/1 samples with probabilities ``input`` (or ``p``)."""
     probs = input if p is None else full_like(input, p)
-    return (rand(*input.shape, generator=generator, dtype=input.dtype) < probs).to(input.dtype)
+    return (rand(*input.shape, generator=generator, dtype=input.dtype, device=input.device)
+            < probs).to(input.dtype)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):

@@ -19,7 +19,7 @@ from .._core import dtypes as _dt
 from .._core.primitive import bind
 from .._core.tensor import Tensor, wrap_array
 from .._prims import indexing as I
-from ._common import canonical_dim, check_tensor, to_tensor
+from ._common import canonical_dim, check_tensor, match_device, to_tensor
 from .shape import _as_view, flatten, movedim, reshape, select, slice_dim, unsqueeze
 
 
@@ -142,6 +142,8 @@ def _advanced_getitem(x, idx):
         t = t + n * (t < 0).to(_dt.int64)
         lin = t if lin is None else lin * n + t
     flat = reshape(front, (int(np.prod(sizes)),) + tuple(front.shape[len(dims):]))
+    if flat.is_meta and not lin.is_meta:  # CPU indices of a meta tensor, as PyTorch allows
+        lin = lin.to("meta")
     result = bind(I.take, flat, lin, axis=0)
     # 3. NumPy's rule: adjacent advanced dims stay in place, otherwise they go first.
     adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
@@ -161,7 +163,7 @@ def _check_bounds(t, n):
 def positions(x, idx):
     """Flat positions in ``x`` of the elements ``x[idx]`` selects (Note [Indexing by positions])."""
     from .creation import arange
-    iota = reshape(arange(x.numel()), tuple(x.shape))
+    iota = reshape(arange(x.numel(), device=x.device), tuple(x.shape))
     return getitem(iota, idx)
 
 
@@ -200,7 +202,9 @@ def setitem(x, idx, value):
                                    f"result of shape {list(d[np_idx].shape)}") from None
             x._version_counter.value += 1
             return
-    x.copy_(index_put(x, idx, value))
+    # Through `inplace`, so autograd saves a snapshot of x, not the buffer being overwritten.
+    from .inplace import inplace
+    inplace(x, lambda s: index_put(s, idx, value), "__setitem__")
 
 
 def _numpy_index(idx):
@@ -231,6 +235,9 @@ def gather(input, dim, index, *, sparse_grad=False):
     """Gathers values along ``dim`` at ``index`` (``out[i][j] = input[index[i][j]][j]`` for dim 0)."""
     check_tensor(input, "input", "gather")
     _check_same_ndim(input, index, "gather")
+    if input.ndim == 0:  # a 0-d input is gathered as a 1-element vector
+        return gather(input.reshape(1), 0, index.reshape(-1), sparse_grad=sparse_grad).reshape(
+            tuple(index.shape))
     d = canonical_dim(dim, input.ndim)
     for k in range(input.ndim):
         if k != d and index.shape[k] > input.shape[k]:
@@ -261,6 +268,7 @@ def _scatter_common(input, dim, index, src, fn):
     _check_same_ndim(input, index, fn)
     d = canonical_dim(dim, input.ndim)
     src = to_tensor(src, input.dtype) if not isinstance(src, Tensor) else src.to(input.dtype)
+    src = match_device(input, src)[1]
     if src.ndim == 0 or not isinstance(src, Tensor):
         src = src.expand(tuple(index.shape))
     return d, src
@@ -342,7 +350,7 @@ def masked_scatter(input, mask, source):
 def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero elements (data-dependent shape: not available under vmap)."""
     d = input._concrete("nonzero()")
-    idx = np.nonzero(d)
+    idx = np.nonzero(d) if d.ndim else ()  # NumPy 2 refuses 0-d arrays
     if as_tuple:
         return tuple(wrap_array(i.astype(np.int64)) for i in idx) if d.ndim else (
             wrap_array(np.zeros(int(bool(d)), dtype=np.int64)),)

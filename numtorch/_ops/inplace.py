@@ -93,6 +93,13 @@ def inplace(self: Tensor, fn, name="inplace"):
     d = self._data
     if d.__class__ is ndarray:
         rd = result._data if isinstance(result, Tensor) else None
+        tracked = _prim.grad_mode[0] and (self._requires_grad or (
+            self._base is not None and self._base._requires_grad))
+        if tracked and not (isinstance(result, Tensor) and result._requires_grad):
+            # A constant written into a tensor autograd tracks (zero_, fill_, copy_ of a
+            # constant): the old value's gradient must stop here, as in PyTorch.
+            snap = _snapshot(self)
+            return assign(self, _constant_write(snap, _fit(self, fn(snap), name)))
         if rd is None or (rd.__class__ is ndarray and not result._requires_grad):
             if rd is None or rd is not d:
                 _check_castable(self, result if isinstance(result, Tensor) else
@@ -107,6 +114,13 @@ def inplace(self: Tensor, fn, name="inplace"):
         if rd.__class__ is ndarray and _prim.grad_mode[0]:
             result = fn(_snapshot(self))
     return assign(self, _fit(self, result, name))
+
+
+def _constant_write(old, value):
+    """``value`` with a node whose vjp sends zero to ``old`` (keeps requires_grad, like PyTorch)."""
+    from .creation import ones_like
+    from .math import where
+    return where(ones_like(value, dtype=_dt.bool_), value, old)
 
 
 def _scalar_tensor(v):
@@ -175,6 +189,9 @@ def _assign_traced(trace, self, value):
 
 
 def _store(t: Tensor, value: Tensor):
+    if value._requires_grad and value.grad_fn is None and value._data.__class__ is ndarray:
+        from .shape import clone
+        value = clone(value)   # a leaf's history is the leaf itself: t must get an edge to it
     d = t._data
     if d.__class__ is ndarray and value._data.__class__ is ndarray:
         if value._data is not d:

@@ -272,10 +272,10 @@ def logit(input, eps=None):
 def xlogy(input, other):
     """``input * log(other)``, zero where ``input`` is zero."""
     x, y = elementwise_operands(input, other, dtype=float_dtype_for(result_type(input, other)))
-    return where(x == 0, zeros_like_(x), x * log(y))
+    return where(x == 0, _zeros_like(x), x * log(y))
 
 
-def zeros_like_(x):
+def _zeros_like(x):
     from .creation import zeros_like
     return zeros_like(x)
 
@@ -291,7 +291,7 @@ def hypot(input, other):
 
 def logaddexp(input, other):
     m = maximum(input, other)
-    m = where(isinf(m), zeros_like_(m), m).detach()
+    m = where(isinf(m), _zeros_like(m), m).detach()
     return m + log(exp(input - m) + exp(other - m))
 
 
@@ -478,8 +478,14 @@ def _out(result, out):
 
 
 def relu(input):
-    """Rectified linear unit: ``max(input, 0)``, with gradient 0 at 0 as in PyTorch."""
+    """Rectified linear unit: ``max(input, 0)``, NaN kept, gradient 0 at 0 as in PyTorch."""
     check_tensor(input, "input", "relu")
     if input._data.dtype == np.bool_:
         raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
-    return where(input > 0, input, 0)
+    return where(input <= 0, 0, input)
+
+
+# `from ._ops.math import *` (numtorch/__init__.py) exports the ops defined here, never the
+# helpers this module imports (bind, np, check_tensor, ...).
+__all__ = [_n for _n, _v in list(globals().items()) if not _n.startswith("_") and callable(_v)
+           and getattr(_v, "__module__", None) == __name__]

@@ -232,21 +232,26 @@ def _random_fill(draw):
 
 
 def _uniform(s, a=0.0, b=1.0, *, generator=None):
-    return creation.rand(*s.shape, dtype=s.dtype, generator=generator) * (b - a) + a
+    return creation.rand(*s.shape, dtype=s.dtype, generator=generator, device=s.device) * (b - a) + a
 
 
 def _normal(s, mean=0.0, std=1.0, *, generator=None):
-    return creation.randn(*s.shape, dtype=s.dtype, generator=generator) * std + mean
+    return creation.randn(*s.shape, dtype=s.dtype, generator=generator, device=s.device) * std + mean
 
 
 def _bernoulli(s, p=0.5, *, generator=None):
-    return (creation.rand(*s.shape, dtype=s.dtype, generator=generator) < p).to(s.dtype)
+    return (creation.rand(*s.shape, dtype=s.dtype, generator=generator, device=s.device)
+            < p).to(s.dtype)
 
 
-def _random_int(s, low=0, high=None, *, generator=None):
-    if high is None:
+def _random_int(s, low=None, high=None, *, generator=None):
+    if low is None:  # PyTorch: [0, 2**mantissa] for floats, the dtype's range for integers
+        low, high = 0, (2 ** (np.finfo(s.dtype.np).nmant + 1) + 1 if s.is_floating_point()
+                        else np.iinfo(s.dtype.np).max)
+    elif high is None:
         low, high = 0, low
-    return creation.randint(low, high, tuple(s.shape), dtype=s.dtype, generator=generator)
+    return creation.randint(low, high, tuple(s.shape), dtype=s.dtype, generator=generator,
+                            device=s.device)
 
 
 _uniform.__name__, _normal.__name__, _bernoulli.__name__, _random_int.__name__ = (
@@ -279,7 +284,9 @@ Tensor.set_ = _set_
 
 
 def _resize_as_(self, other):
-    self._data = np.zeros(tuple(other.shape), dtype=self._data.dtype)
+    from .._core.meta import MetaArray
+    shape, dtype = tuple(other.shape), self._data.dtype
+    self._data = MetaArray(shape, dtype) if self.is_meta else np.zeros(shape, dtype=dtype)
     return self
 
 
@@ -382,6 +389,7 @@ Tensor.new_full = lambda self, size, fill_value, *, dtype=None, device=None, req
     creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                   requires_grad=requires_grad)
 Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: \
-    creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
 
 Tensor.result_type = result_type

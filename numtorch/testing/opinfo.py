@@ -37,21 +37,29 @@ FLOATING = (_dt.float32, _dt.float64)
 INTEGRAL = (_dt.int64, _dt.int32)
 ALL_REAL = FLOATING + INTEGRAL + (_dt.bool_,)
 
+# A sample whose output shape depends on its values (bool masks) has no meta or vmap form.
+DATA_DEPENDENT = ("meta", "vmap", "vmap_grad", "jac")
+
 COLUMNS = ("value", "method", "inplace", "operator", "alias", "grad", "gradgrad",
            "inplace_grad", "meta", "jvp_vjp", "vmap", "vmap_grad", "grad_grad", "jac", "oracle")
 
 
 class SampleInput:
-    """One call of an op: ``op(input, *args, **kwargs)``; ``grad=False`` marks edge values."""
+    """One call of an op: ``op(input, *args, **kwargs)``.
 
-    __slots__ = ("input", "args", "kwargs", "name", "grad")
+    ``grad=False`` marks edge values (no derivative checks); ``skip`` names columns the
+    sample does not apply to (``DATA_DEPENDENT`` for outputs whose shape depends on values).
+    """
 
-    def __init__(self, input, args=(), kwargs=None, *, name="", grad=True):
+    __slots__ = ("input", "args", "kwargs", "name", "grad", "skip")
+
+    def __init__(self, input, args=(), kwargs=None, *, name="", grad=True, skip=()):
         self.input = input
         self.args = tuple(args)
         self.kwargs = dict(kwargs or {})
         self.name = name
         self.grad = grad
+        self.skip = tuple(skip)
 
     def call(self, fn):
         return fn(self.input, *self.args, **self.kwargs)
@@ -59,8 +67,8 @@ class SampleInput:
     def map(self, fn):
         """A copy with ``fn`` applied to every Tensor (inside lists and tuples too)."""
         return SampleInput(_map(fn, self.input), _map(fn, self.args),
-                           {k: _map(fn, v) for k, v in self.kwargs.items()},
-                           name=self.name, grad=self.grad)
+                           {k: _map(fn, v) for k, v in self.kwargs.items()}, name=self.name,
+                           grad=self.grad, skip=self.skip)
 
     def tensors(self):
         out = []
@@ -133,7 +141,7 @@ class OpInfo:
     def __init__(self, name, op=None, ref=None, sample_inputs=None, *, dtypes=FLOATING,
                  result_dtype=None, supports_grad=True, supports_gradgrad=None,
                  supports_jvp=True, supports_vmap=True, supports_meta=True,
-                 supports_out_grad_only=False, method=_DEFAULT, inplace=_DEFAULT,
+                 method=_DEFAULT, method_only=False, inplace=_DEFAULT,
                  operators=(), aliases=(), method_aliases=(), check=None, tol=None,
                  grad_tol=None, skips=(), nondeterministic=False, torch_name=_DEFAULT):
         import numtorch
@@ -150,6 +158,7 @@ class OpInfo:
         self.supports_meta = supports_meta
         self.method = (name if callable(getattr(Tensor, name, None)) or isinstance(
             getattr(Tensor, name, None), property) else None) if method is _DEFAULT else method
+        self.method_only = method_only  # `op` is the method itself (no function form)
         self.inplace = (name + "_" if hasattr(Tensor, name + "_") else None) \
             if inplace is _DEFAULT else inplace
         self.operators = tuple(operators)

@@ -82,6 +82,7 @@ register(
     _same_unary("trunc", np.trunc, aliases=("fix",)),
     OpInfo("round", ref=lambda x, decimals=0: np.round(x, decimals), dtypes=FLOATING + INTEGRAL,
            result_dtype=SAME, sample_inputs=_round_samples),
+    _same_unary("relu", lambda x: np.maximum(x, 0), edge=(0.0, -1.0, 1.0, -np.inf, np.nan)),
     _same_unary("frac", lambda x: x - np.trunc(x), dtypes=FLOATING),
     _same_unary("square", np.square, dtypes=ALL_REAL,
                 result_dtype=lambda s: torch.int64 if s.input.dtype is torch.bool else s.input.dtype),

@@ -88,7 +88,7 @@ register(
     _shape_op("permute", _permute_ref, ((2, 3, 4), ((2, 0, 1),)), ((2, 3, 4), (1, 0, 2)),
               ((2, 3), ((-1, 0),)), ((), ((),))),
     _shape_op("transpose", lambda x, a, b: np.swapaxes(x, a, b), ((2, 3, 4), (0, 2)),
-              ((2, 3), (-1, -2)), ((2, 3), (1, 1))),
+              ((2, 3), (-1, -2)), ((2, 3), (1, 1)), aliases=("swapaxes", "swapdims")),
     _shape_op("t", _t_ref, ((2, 3), ()), ((4,), ()), ((), ())),
     _shape_op("adjoint", lambda x: np.swapaxes(x, -1, -2), ((2, 3), ()), ((2, 3, 4), ())),
     _shape_op("movedim", np.moveaxis, ((2, 3, 4), (0, 2)), ((2, 3, 4), ((0, 1), (2, 0))),
