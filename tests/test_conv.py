@@ -47,6 +47,30 @@ def test_conv2d_matches_direct_definition(stride, padding, dilation, groups):
                                rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("stride,padding,lhs,rhs,groups", [
+    ((1, 1), ((2, 1), (0, 3)), (2, 3), (1, 1), 1),     # transposed conv: the col2im path
+    ((1, 1), ((-1, 2), (1, -1)), (2, 2), (2, 1), 2),   # negative padding crops
+    ((2, 3), ((1, 1), (2, 0)), (2, 1), (1, 2), 1),     # strided and dilated: im2col over zeros
+    ((3, 1), ((0, -2), (0, 0)), (1, 1), (2, 2), 2),
+])
+def test_conv_primitive_general_params_match_direct_definition(stride, padding, lhs, rhs, groups):
+    from numtorch._prims.conv import conv
+    x, w = rng.standard_normal((2, 4, 6, 7)), rng.standard_normal((6, 4 // groups, 3, 2))
+    dilated = np.zeros((2, 4, 5 * lhs[0] + 1, 6 * lhs[1] + 1))
+    dilated[:, :, ::lhs[0], ::lhs[1]] = x
+    pads = [(max(lo, 0), max(hi, 0)) for lo, hi in padding]
+    xp = np.pad(dilated, [(0, 0), (0, 0)] + pads)
+    xp = xp[:, :, max(-padding[0][0], 0): xp.shape[2] - max(-padding[0][1], 0),
+            max(-padding[1][0], 0): xp.shape[3] - max(-padding[1][1], 0)]
+    out = conv.bind(torch.tensor(x), torch.tensor(w), stride=stride, padding=padding,
+                    lhs_dilation=lhs, rhs_dilation=rhs, groups=groups)
+    ref = conv_reference(xp, w, stride, (0, 0), rhs, groups)
+    np.testing.assert_allclose(out.numpy(), ref, atol=1e-12)
+    assert gradgradcheck(lambda x, w: conv.bind(x, w, stride=stride, padding=padding, lhs_dilation=lhs,
+                                                 rhs_dilation=rhs, groups=groups),
+                         (torch.tensor(x[:1]).requires_grad_(), torch.tensor(w).requires_grad_()))
+
+
 def test_conv2d_float32_bias_and_unbatched_input():
     x, w, b = rand(3, 8, 8).float(), rand(5, 3, 3, 3).float(), rand(5).float()
     out = F.conv2d(x, w, b, padding=1)

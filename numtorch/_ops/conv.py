@@ -340,6 +340,15 @@ def _windows(x, k, s, p, d, out, fill):
     if any(p) or any(h > 0 for h in hi):
         cfg = ((0, 0, 0), (0, 0, 0)) + tuple((pp, max(h, 0), 0) for pp, h in zip(p, hi))
         x = bind(S.pad, x, padding_value=fill, config=cfg)
+    if tuple(s) == tuple(k) and all(dd == 1 for dd in d):
+        # Windows that tile the input (2x2 stride 2): a reshape and one transpose.
+        if any(o * kk != n for o, kk, n in zip(out, k, x.shape[2:])):
+            x = bind(S.slice_p, x, start_indices=(0,) * (nd + 2),
+                     limit_indices=tuple(x.shape[:2]) + tuple(o * kk for o, kk in zip(out, k)),
+                     strides=(1,) * (nd + 2))
+        split = x.reshape(tuple(x.shape[:2]) + tuple(v for pair in zip(out, k) for v in pair))
+        perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
+        return split.permute(perm).reshape(tuple(x.shape[:2]) + (math.prod(k),) + tuple(out))
     slices = []
     for offset in np.ndindex(*k):
         starts = tuple(o * dd for o, dd in zip(offset, d))
