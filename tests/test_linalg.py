@@ -376,3 +376,13 @@ def _hermitian_pd(n):
 ])
 def test_complex_values_and_gradients_match_torch(name, get, arrays):
     _check_against_torch(get, arrays())
+
+
+def test_out_argument_receives_the_result():
+    a = spd(3, 3)
+    out = torch.empty(3, 3, dtype=F64)
+    assert torch.linalg.inv(a, out=out) is out
+    np.testing.assert_allclose((out @ a).numpy(), np.eye(3), atol=1e-12)
+    small = torch.empty(0, dtype=F64)
+    torch.linalg.cholesky(a, out=small)
+    assert small.shape == (3, 3)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import collections
 import contextlib
+import functools
 import math
 
 import numpy as np
@@ -113,10 +114,19 @@ def _mH(x):
     return M.conj(SH.transpose(x, -2, -1))
 
 
+def _with_out(fn):
+    """PyTorch's ``out=``: the result is copied into ``out`` (resized if need be)."""
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        return M._out(fn(*args, **kwargs), out)
+    return wrapper
+
+
 # ---------------------------------------------------------------------------------------
 # Solvers and inverses
 
-def solve(A, B, *, left=True, out=None):
+@_with_out
+def solve(A, B, *, left=True):
     """Computes the solution of a square system of linear equations ``AX = B`` (``XA = B``
     with ``left=False``). ``B`` is a batch of vectors when it has one dim less than ``A``
     and ``B.shape == A.shape[:-1]``.
@@ -150,7 +160,8 @@ def solve(A, B, *, left=True, out=None):
     return x.squeeze(-1) if vector else x
 
 
-def inv(A, *, out=None):
+@_with_out
+def inv(A):
     """Computes the inverse of a square matrix (batches of matrices allowed).
 
     >>> inv(tensor([[2.0, 0.0], [0.0, 4.0]]))
@@ -163,7 +174,8 @@ def inv(A, *, out=None):
         return bind(L.solve, A, identity)
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+@_with_out
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """Computes the solution of a triangular system ``AX = B`` (or ``XA = B``); only the
     ``upper`` or lower triangle of ``A`` is read.
 
@@ -191,7 +203,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     return SH.transpose(x, -2, -1)
 
 
-def det(A, *, out=None):
+@_with_out
+def det(A):
     """Computes the determinant of a square matrix.
 
     >>> det(tensor([[1.0, 2.0], [3.0, 4.0]]))
@@ -201,7 +214,7 @@ def det(A, *, out=None):
     return bind(L.det_p, A)
 
 
-def slogdet(A, *, out=None):
+def slogdet(A):
     """Computes the sign and natural logarithm of the absolute value of the determinant."""
     _square_float(A, "linalg.slogdet")
     return linalg_slogdet(*bind(L.slogdet, A))
@@ -219,7 +232,8 @@ def logdet(input):
 # ---------------------------------------------------------------------------------------
 # Decompositions
 
-def cholesky(A, *, upper=False, out=None):
+@_with_out
+def cholesky(A, *, upper=False):
     """Computes the Cholesky decomposition ``A = L L^H`` of a Hermitian positive-definite
     matrix (reads its lower triangle); ``upper=True`` returns ``L^H``.
 
@@ -233,7 +247,7 @@ def cholesky(A, *, upper=False, out=None):
     return _mH(lo) if upper else lo
 
 
-def qr(A, mode="reduced", *, out=None):
+def qr(A, mode="reduced"):
     """Computes the QR decomposition; ``mode`` is 'reduced', 'complete' or 'r' (Q empty)."""
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
@@ -252,7 +266,7 @@ def _uplo(UPLO):
     return UPLO in ("L", "l")
 
 
-def eigh(A, UPLO="L", *, out=None):
+def eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix, reading its ``UPLO``
     triangle.
 
@@ -264,21 +278,23 @@ def eigh(A, UPLO="L", *, out=None):
     return linalg_eigh(*bind(L.eigh, A, lower=lower))
 
 
-def eigvalsh(A, UPLO="L", *, out=None):
+@_with_out
+def eigvalsh(A, UPLO="L"):
     """Eigenvalues (ascending) of a Hermitian matrix."""
     lower = _uplo(UPLO)
     _square_float(A, "linalg.eigvalsh")
     return bind(L.eigvalsh, A, lower=lower)
 
 
-def svd(A, full_matrices=True, *, driver=None, out=None):
+def svd(A, full_matrices=True, *, driver=None):
     """Computes the singular value decomposition ``A = U diag(S) Vh``."""
     _check_float(A, "linalg.svd")
     _check_matrix(A, "linalg.svd")
     return linalg_svd(*bind(L.svd, A, full_matrices=bool(full_matrices)))
 
 
-def svdvals(A, *, driver=None, out=None):
+@_with_out
+def svdvals(A, *, driver=None):
     """Computes the singular values of a matrix, in descending order."""
     _check_float(A, "linalg.svd")
     _check_matrix(A, "linalg.svd")
@@ -297,7 +313,8 @@ def _matrix_dims(A, dim, fn):
     return d0, d1
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+@_with_out
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """Computes a matrix norm: 'fro', 'nuc', inf, -inf, 1, -1, 2 or -2.
 
     >>> matrix_norm(tensor([[3.0, 0.0], [0.0, 4.0]]), ord=2)
@@ -329,7 +346,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return out
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+@_with_out
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """Computes a vector or matrix norm (a matrix norm when ``dim`` is a 2-tuple or ``A`` is
     2-D with an ``ord``; the 2-norm of the flattened input when both are None)."""
     if isinstance(dim, int):
@@ -340,7 +358,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                            f"1D or 2D. Got {A.ndim}D.")
     if isinstance(ord, str):
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
@@ -429,7 +447,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
 # ---------------------------------------------------------------------------------------
 # Products
 
-def cross(input, other, *, dim=-1, out=None):
+@_with_out
+def cross(input, other, *, dim=-1):
     """Cross product of 3-vectors along ``dim`` (inputs broadcast)."""
     shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
     d = dim % len(shape) if shape else 0
@@ -461,7 +480,8 @@ def matrix_power(A, n):
     return result
 
 
-def multi_dot(tensors, *, out=None):
+@_with_out
+def multi_dot(tensors):
     """Product of two or more matrices in the cheapest order (the first and last may be
     vectors), chosen by dynamic programming over the chain."""
     tensors = list(tensors)
@@ -505,7 +525,8 @@ def multi_dot(tensors, *, out=None):
     return result
 
 
-def vecdot(x, y, *, dim=-1, out=None):
+@_with_out
+def vecdot(x, y, *, dim=-1):
     """The dot product of vectors along ``dim`` (the first argument conjugated)."""
     return R.sum(M.conj(x) * y, dim)
 
@@ -518,12 +539,14 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 # ---------------------------------------------------------------------------------------
 # Top-level aliases (torch.inverse, torch.det, torch.cholesky, torch.svd, …)
 
-def inverse(input, *, out=None):
+@_with_out
+def inverse(input):
     """Alias of ``linalg.inv``."""
     return inv(input)
 
 
-def cholesky_top(input, upper=False, *, out=None):
+@_with_out
+def cholesky_top(input, upper=False):
     """``torch.cholesky`` (deprecated in PyTorch in favour of ``linalg.cholesky``)."""
     return cholesky(input, upper=upper)
 
@@ -533,7 +556,7 @@ def pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
-def svd_top(input, some=True, compute_uv=True, *, out=None):
+def svd_top(input, some=True, compute_uv=True):
     """``torch.svd``: returns ``(U, S, V)`` (V, not Vh); ``some`` gives the reduced factors."""
     if not compute_uv:     # PyTorch returns zero-filled U and V then
         s = svdvals(input)
@@ -545,13 +568,15 @@ def svd_top(input, some=True, compute_uv=True, *, out=None):
     return torch_svd(u, s, _mH(vh))
 
 
-def cholesky_solve(B, L_, upper=False, *, out=None):
+@_with_out
+def cholesky_solve(B, L_, upper=False):
     """Solves ``A X = B`` given the Cholesky factor of ``A``."""
     lower = _mH(L_) if upper else L_                     # A = lower @ lower^H
     return solve_triangular(_mH(lower), solve_triangular(lower, B, upper=False), upper=True)
 
 
-def cholesky_inverse(L_, upper=False, *, out=None):
+@_with_out
+def cholesky_inverse(L_, upper=False):
     """The inverse of ``A`` given its Cholesky factor."""
     identity = broadcast_to(eye(L_.shape[-1], dtype=L_.dtype, device=L_.device), tuple(L_.shape))
     return cholesky_solve(identity, L_, upper)
