@@ -54,7 +54,7 @@ def _conv_impl(x, w, *, stride, padding, lhs_dilation, rhs_dilation, groups):
                                rhs_dilation=rhs_dilation, groups=groups)
     if 0 in out_shape or 0 in w.shape:
         return np.zeros(out_shape, dtype=x.dtype)
-    if any(a > 1 for a in lhs_dilation) and all(s == 1 for s in stride):
+    if all(s == 1 for s in stride) and (any(a > 1 for a in lhs_dilation) or w.shape[0] < x.shape[1]):
         return _scatter_conv(x, w, padding, lhs_dilation, rhs_dilation, groups, out_shape)
     xp = _dilate_and_pad(x, lhs_dilation, padding)
     n, g = x.shape[0], groups
