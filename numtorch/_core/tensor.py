@@ -30,8 +30,9 @@ class Size(tuple):
         return f"torch.Size({list(self)})"
 
     def __getitem__(self, item):
-        out = tuple.__getitem__(self, item)
-        return Size(out) if isinstance(item, slice) else out
+        if item.__class__ is slice:
+            return Size(tuple.__getitem__(self, item))
+        return tuple.__getitem__(self, item)
 
 
 class device:

@@ -10,6 +10,8 @@ from numpy import ndarray
 
 from .._core import primitive as _prim
 from .._core.tensor import Tensor, eval_bind, wrap_array
+from .._ops.creation import zeros_like as _ops_zeros_like
+from .._ops.math import add as _ops_add
 
 # Note [One reverse mode]
 # Reverse mode is a tape of VJP rules, PyTorch's way. A Node remembers a primitive, its
@@ -187,8 +189,7 @@ def _add(a, b):
         return b
     if b is None:
         return a
-    from .._ops.math import add
-    return add(a, b)
+    return _ops_add(a, b)
 
 
 def _run_hooks(hooks, g):
@@ -333,5 +334,4 @@ def _n_outputs(node):
 
 
 def _zeros_like(t):
-    from .._ops.creation import zeros_like
-    return zeros_like(t)
+    return _ops_zeros_like(t)

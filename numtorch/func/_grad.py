@@ -13,6 +13,7 @@ from .._core import primitive as _prim
 from .._core.primitive import Interpreter, Tracer, bind, pop, push
 from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
+from .._ops.creation import ones_like, zeros_like
 from ..autograd import engine
 from ..autograd.function import context_at_level, record_custom, run_custom
 
@@ -198,7 +199,6 @@ def _unwrap_tree(interp, tree):
 
 def _backward(interp, outputs, cotangents, inputs, retain_graph=False):
     """Gradients of ``outputs`` w.r.t. the lifted ``inputs``, as lower-level tensors."""
-    from .._ops.creation import ones_like, zeros_like
     roots, seeds = [], []
     for i, o in enumerate(outputs):
         if isinstance(o, Tensor) and interp.mine(o) and o.requires_grad:
