@@ -31,7 +31,15 @@ def _out_size(n, k, stride, lo, hi, lhs_d, rhs_d):
 
 
 # ---------------------------------------------------------------------------------------
-# impl: dilate and pad once, then im2col through a strided view and one batched matmul.
+# Note [Conv impl paths]
+# Two NumPy algorithms, chosen by shapes (the result is the same):
+# * im2col: dilate and pad x once, view its windows with as_strided, copy them into
+#   columns (n*K*Cin*P elements) and do one batched matmul — the forward conv.
+# * scatter (col2im): for unit stride, multiply every input element by every tap first
+#   (one matmul, n*K*Cout*I elements), then add tap k's products into the output at
+#   a*i + lo - k*d with one strided add per tap. It never touches the zeros of a dilated
+#   input (transposed convs, input gradients of strided convs) and is the smaller
+#   intermediate when the conv reduces channels (input gradients of forward convs).
 
 
 def _dilate_and_pad(x, lhs_dilation, padding):
