@@ -1,7 +1,8 @@
 """Run the benchmark suite: ``python -m benchmarks [--quick] [--filter NAME] [--json PATH]``.
 
 Each cell is timed timeit-style (warm-up, an auto-ranged number of calls per repeat, the
-median over repeats) with the garbage collector off, and printed as µs/ms per call. The
+median over repeats, or the minimum with ``--stat min``, which is the steadier estimate
+on a machine that other work shares) with the garbage collector off, printed per call. The
 table has one column per framework (numtorch, NumPy hand-written, PyTorch eager with 2
 threads, JAX jitted; a missing framework is skipped) and the ratios numtorch/NumPy and
 numtorch/PyTorch; the speed targets of issues #2 and #3 are checked underneath. Results
@@ -38,21 +39,29 @@ MODES = {"quick": dict(min_time=0.01, repeats=3, warmup=0.2, warmup_calls=1),
 # ---------------------------------------------------------------------------------------
 # Timing
 
+# wall: elapsed time. cpu: CPU time of this process, all threads together: steady when other
+# work shares the machine, but a multi-threaded kernel counts every thread's time.
+TIMERS = {"wall": time.perf_counter, "cpu": time.process_time}
+_timer = [time.perf_counter]
+
+
 def _timed(fn, number):
     gc_was = gc.isenabled()
     gc.disable()
+    clock = _timer[0]
     try:
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(number):
             fn()
-        return time.perf_counter() - t0
+        return clock() - t0
     finally:
         if gc_was:
             gc.enable()
 
 
-def measure(fn, min_time=0.1, repeats=7, warmup=1.0, warmup_calls=3):
-    """Median seconds per call: ``number`` calls per repeat so a repeat lasts >= min_time.
+def measure(fn, min_time=0.1, repeats=7, warmup=1.0, warmup_calls=3, stat="median"):
+    """Seconds per call (median or min over repeats); a repeat of ``number`` calls lasts
+    >= min_time.
 
     Warm-up runs for ``warmup`` seconds (at least ``warmup_calls`` calls): the first calls of a workload
     are slow for reasons that are not the framework's (glibc's malloc raises its mmap
@@ -70,10 +79,13 @@ def measure(fn, min_time=0.1, repeats=7, warmup=1.0, warmup_calls=3):
             break
         number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.1))
     times = [t / number] + [_timed(fn, number) / number for _ in range(repeats - 1)]
-    return statistics.median(times)
+    return STATS[stat](times)
 
 
-def import_time(module, runs):
+STATS = {"median": statistics.median, "min": min}
+
+
+def import_time(module, runs, stat="median"):
     """Median seconds to import ``module`` in a fresh interpreter (``-X importtime``'s total).
 
     Bytecode caching is allowed (PYTHONDONTWRITEBYTECODE is dropped) and one untimed import
@@ -92,19 +104,19 @@ def import_time(module, runs):
             rf"^import time:\s+\d+ \|\s+(\d+) \|\s*{re.escape(module)}$", r.stderr, re.M)]
         if i:
             samples.append(total[-1] * 1e-6)
-    return statistics.median(samples)
+    return STATS[stat](samples)
 
 
 def _register_imports():
     add("import (python -X importtime)", "import",
-        note="fresh interpreter with cached bytecode, median of runs; target: numtorch < 0.3 s",
+        note="fresh interpreter with cached bytecode; target: numtorch < 0.3 s",
         **{fw: (lambda fw=fw: ("import", fw)) for fw in FRAMEWORKS})
 
 
 # ---------------------------------------------------------------------------------------
 # Running and reporting
 
-def run_workload(w: Workload, mode, frameworks, log):
+def run_workload(w: Workload, mode, frameworks, log, stat="median"):
     times, errors = {}, {}
     for fw in frameworks:
         factory = w.factories.get(fw)
@@ -113,9 +125,9 @@ def run_workload(w: Workload, mode, frameworks, log):
         try:
             fn = factory()
             if isinstance(fn, tuple) and fn[0] == "import":
-                times[fw] = import_time(fn[1], 2 if mode == "quick" else 5)
+                times[fw] = import_time(fn[1], 2 if mode == "quick" else 5, stat)
             else:
-                times[fw] = measure(fn, **MODES[mode])
+                times[fw] = measure(fn, **MODES[mode], stat=stat)
         except Exception as e:  # noqa: BLE001 - one failing cell must not stop the suite
             errors[fw] = f"{type(e).__name__}: {e}"[:200]
         log(".")
@@ -205,8 +217,13 @@ def main(argv=None):
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS),
                    help=f"comma-separated subset of {','.join(FRAMEWORKS)}")
     p.add_argument("--json", default=DEFAULT_JSON, help="where to write results ('' for none)")
+    p.add_argument("--stat", choices=sorted(STATS), default="median",
+                   help="statistic over repeats (min is steadier on a shared machine)")
+    p.add_argument("--timer", choices=sorted(TIMERS), default="wall",
+                   help="wall time, or this process's CPU time (all threads; steady under load)")
     args = p.parse_args(argv)
     mode = "quick" if args.quick else "full"
+    _timer[0] = TIMERS[args.timer]
     frameworks = [f for f in args.frameworks.split(",") if f in FRAMEWORKS]
 
     if has_func():
@@ -224,7 +241,7 @@ def main(argv=None):
     results = []
     for w in selected:
         t1 = time.perf_counter()
-        times, errors = run_workload(w, mode, frameworks, log)
+        times, errors = run_workload(w, mode, frameworks, log, args.stat)
         results.append({"name": w.name, "group": w.group, "note": w.note, "target": w.target,
                         "times": times, "errors": errors,
                         "wall_s": round(time.perf_counter() - t1, 2)})
@@ -233,7 +250,7 @@ def main(argv=None):
     info = machine_info()
     print(f"# {info.get('cpu', info['processor'])}, {info['cpu_count']} cores, Python "
           f"{info['python']}, NumPy {info.get('numpy')}, PyTorch {info.get('torch', '—')} "
-          f"(2 threads), JAX {info.get('jax', '—')}; median per call ({mode} mode); load "
+          f"(2 threads), JAX {info.get('jax', '—')}; {args.stat} {args.timer} time per call ({mode} mode); load "
           f"average {load_before:.1f} before, {info['load_average_1min']:.1f} after")
     print(table(results, shown))
     for r in results:
@@ -252,7 +269,8 @@ def main(argv=None):
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
             json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
-                       "mode": mode, "machine": info, "load_average_before": load_before, "results": results,
+                       "mode": mode, "stat": args.stat, "timer": args.timer, "machine": info,
+                       "load_average_before": load_before, "results": results,
                        "targets": [dict(zip(("target", "workload", "value", "limit", "ok"), t))
                                    for t in targets]}, f, indent=1)
         log(f"results written to {args.json}\n")
