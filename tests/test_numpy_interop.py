@@ -178,6 +178,31 @@ def test_function_matches_numpy(fn, args, kwargs):
     _check(fn(*targs, **kwargs), fn(*args, **kwargs))
 
 
+SPD = A34 @ A34.T + 3 * np.eye(3)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (np.linalg.inv, (SPD,)), (np.linalg.det, (SPD,)), (np.linalg.solve, (SPD, A34)),
+    (np.linalg.cholesky, (SPD,)), (np.einsum, ("ij,kj->ik", A34, B34))],
+    ids=["inv", "det", "solve", "cholesky", "einsum"])
+def test_functions_mapped_to_numtorch_linalg_and_einsum(fn, args):
+    targs = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+    _check(fn(*targs), fn(*args), rtol=1e-10, atol=1e-12)
+    if fn is np.linalg.solve:  # an ndarray operand is converted too
+        _check(fn(targs[0], args[1]), fn(*args), rtol=1e-10, atol=1e-12)
+
+
+def test_sort_maps_to_numtorch_sort_once_it_exists():
+    a = _arr(3, 4)
+    if not hasattr(torch, "sort"):
+        with pytest.raises(TypeError, match=r"numpy\.sort has no numtorch mapping yet"):
+            np.sort(torch.from_numpy(a))
+        return
+    _check(np.sort(torch.from_numpy(a), axis=0), np.sort(a, axis=0))
+    _check(np.sort(torch.from_numpy(a), axis=None), np.sort(a, axis=None))
+    np.testing.assert_array_equal(np.argsort(torch.from_numpy(a)).numpy(), np.argsort(a))
+
+
 def test_functions_returning_python_values_or_tuples():
     t = torch.from_numpy(A34)
     assert np.shape(t) == (3, 4) and np.ndim(t) == 2 and np.size(t) == 12 and np.size(t, 1) == 4

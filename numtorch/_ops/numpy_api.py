@@ -424,36 +424,56 @@ def _norm(x, ord=None, axis=None, keepdims=False):
                     "numtorch mapping yet")
 
 
+def _numtorch_attr(np_func, path):
+    """numtorch's ``path`` (e.g. 'linalg.inv'), or a TypeError naming ``np_func`` if it is missing."""
+    import numtorch
+    target = numtorch
+    for part in path.split("."):
+        target = getattr(target, part, None)
+    if target is None:
+        raise TypeError(f"{np_func.__module__}.{np_func.__name__} has no numtorch mapping yet "
+                        f"(numtorch.{path} does not exist)")
+    return target
+
+
 def _lazy(np_func, path):
-    """Map ``np_func`` to numtorch's ``path`` (e.g. 'linalg.inv') once it exists."""
+    """Map ``np_func`` to numtorch's ``path`` with the same arguments, once it exists."""
     def fn(*args, **kwargs):
-        import numtorch
-        target = numtorch
-        for part in path.split("."):
-            target = getattr(target, part, None)
-        if target is None:
-            raise TypeError(f"{np_func.__module__}.{np_func.__name__} has no numtorch mapping "
-                            f"yet (numtorch.{path} does not exist)")
-        return target(*[_t(a) if isinstance(a, (Tensor, ndarray)) else a for a in args],
-                      **kwargs)
+        return _numtorch_attr(np_func, path)(
+            *[_t(a) if isinstance(a, (Tensor, ndarray)) else a for a in args], **kwargs)
     FUNCTIONS[np_func] = fn
 
 
 for _f, _path in ((np.linalg.inv, "linalg.inv"), (np.linalg.det, "linalg.det"),
                   (np.linalg.solve, "linalg.solve"), (np.linalg.cholesky, "linalg.cholesky"),
                   (np.linalg.qr, "linalg.qr"), (np.linalg.eigh, "linalg.eigh"),
-                  (np.linalg.svd, "linalg.svd"), (np.sort, "sort"), (np.argsort, "argsort")):
+                  (np.linalg.svd, "linalg.svd")):
     _lazy(_f, _path)
+
+
+@implements(np.sort)
+def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    _reject("sort", order=order)
+    x = _t(a)
+    if axis is None:
+        x, axis = S.reshape(x, (-1,)), 0
+    return _numtorch_attr(np.sort, "sort")(x, dim=axis, stable=bool(stable)).values
+
+
+@implements(np.argsort)
+def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    _reject("argsort", order=order)
+    x = _t(a)
+    if axis is None:
+        x, axis = S.reshape(x, (-1,)), 0
+    return _numtorch_attr(np.argsort, "argsort")(x, dim=axis, stable=bool(stable))
 
 
 @implements(np.einsum)
 def _einsum(*operands, out=None, optimize=False, **kwargs):
     _reject("einsum", **kwargs)
-    import numtorch
-    if not hasattr(numtorch, "einsum"):
-        raise TypeError("numpy.einsum has no numtorch mapping yet (numtorch.einsum does not exist)")
     ops = [o if isinstance(o, str) else _t(o) for o in operands]
-    return _write_out(numtorch.einsum(*ops), out, "einsum")
+    return _write_out(_numtorch_attr(np.einsum, "einsum")(*ops), out, "einsum")
 
 
 # -- shape -------------------------------------------------------------------------------
