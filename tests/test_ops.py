@@ -15,6 +15,7 @@ import pytest
 import numtorch as torch
 from numtorch import Tensor
 from numtorch.testing import assert_close, gradcheck, gradgradcheck
+from numtorch.testing._gradcheck import real_outputs
 from numtorch.testing.opinfo import SampleInput, op_db
 from numtorch.testing import opinfo as O
 
@@ -34,13 +35,26 @@ def _mark(op, column, dtype, index):
     return (pytest.mark.xfail(strict=True, reason=d.reason),)
 
 
+def _two_dtypes(op):
+    """A floating dtype and a non-floating one: enough for columns that do not depend on
+    the element type (method spelling, in-place rebinding, meta shapes)."""
+    floats = [d for d in op.dtypes if d.is_floating_point or d.is_complex]
+    others = [d for d in op.dtypes if not (d.is_floating_point or d.is_complex)]
+    return floats[:1] + others[:1]
+
+
 def cases(column, *, ops=None, dtypes=None, grad=False, keep=None, limit=None):
-    """pytest params (op, dtype, index) for ``column``; ``keep(op, sample)`` filters samples."""
+    """pytest params (op, dtype, index) for ``column``; ``keep(op, sample)`` filters samples.
+
+    ``dtypes``: a list (those the op supports), ``_two_dtypes``, or None (all of the op's).
+    """
     params = []
     for op in op_db:
         if ops is not None and not ops(op):
             continue
-        for dtype in (op.dtypes if dtypes is None else [d for d in dtypes if d in op.dtypes]):
+        chosen = op.dtypes if dtypes is None else dtypes(op) if callable(dtypes) else [
+            d for d in dtypes if d in op.dtypes]
+        for dtype in chosen:
             try:
                 samples = op.samples(dtype, requires_grad=grad)
             except Exception:  # surfaces as a failing test, not a collection error
@@ -141,7 +155,7 @@ def _is_property(name):
 
 @pytest.mark.parametrize("op, dtype, index", cases(
     "method", ops=lambda op: op.method is not None and not op.method_only and not op.nondeterministic,
-    keep=lambda op, s: isinstance(s.input, Tensor)))
+    keep=lambda op, s: isinstance(s.input, Tensor), dtypes=_two_dtypes))
 def test_method(op, dtype, index):
     s = sample(op, dtype, index)
     if _is_property(op.method):
@@ -319,7 +333,8 @@ def test_inplace_grad(op, dtype, index):
 
 
 @pytest.mark.parametrize("op, dtype, index", cases(
-    "meta", ops=lambda op: op.supports_meta, keep=lambda op, s: "meta" not in s.skip))
+    "meta", ops=lambda op: op.supports_meta, keep=lambda op, s: "meta" not in s.skip,
+    dtypes=_two_dtypes))
 def test_meta(op, dtype, index):
     s = sample(op, dtype, index)
     eager = _outputs(s.call(op.op))
@@ -335,6 +350,198 @@ def test_meta(op, dtype, index):
             assert a.is_meta, "meta inputs gave a tensor with data"
             assert (tuple(a.shape), a.dtype) == (tuple(e.shape), e.dtype)
 
+
+# ---------------------------------------------------------------------------------------
+# torch.func columns: jvp vs vjp, vmap vs a loop, vmap(grad), grad(grad), jacfwd vs jacrev
+
+from numtorch.func import grad, jacfwd, jacrev, jvp, vjp, vmap  # noqa: E402
+
+
+def _transform_dtype(op):
+    """One dtype per op for the transform columns: float64 when supported."""
+    return next((d for d in (F64, torch.float32, torch.int64, torch.bool) if d in op.dtypes), None)
+
+
+def _transform_cases(column, *, differentiable, limit=None, keep=None):
+    def ok(o, s):
+        leaves = [t for t in s.tensors() if t.dtype.is_floating_point]
+        if column in s.skip or not s.tensors() or (differentiable and not (
+                s.grad and leaves and _has_real_output(o, s))):
+            return False
+        return keep is None or keep(o, s)
+    return [p for p in cases(column, limit=limit, keep=ok, ops=lambda o: not o.nondeterministic
+                             and (o.supports_jvp if differentiable else o.supports_vmap))
+            if p.values[1] is _transform_dtype(p.values[0])]
+
+
+def _has_real_output(op, s):
+    with torch.no_grad():
+        return bool(real_outputs(s.call(op.op)))
+
+
+def _as_float_function(op, s):
+    """(f, leaves): f(*float leaves) -> tuple of the op's real outputs (see real_outputs)."""
+    leaves = [t for t in s.tensors() if t.dtype.is_floating_point]
+
+    def f(*values):
+        return tuple(real_outputs(_substitute(s, leaves, values).call(op.op)))
+    return f, [t.detach() for t in leaves]
+
+
+def _randn_like(t, rng):
+    return torch.from_numpy(rng.standard_normal(tuple(t.shape)).astype(t.dtype.np))
+
+
+_JVP_RTOL = {torch.float32: 1e-5, torch.float16: 1e-2}
+
+
+def _dot(xs, ys):
+    return sum(float((x * y).sum()) for x, y in zip(xs, ys))
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases("jvp_vjp", differentiable=True))
+def test_jvp_vjp(op, dtype, index):
+    """Forward and reverse mode agree: <u, jvp(t)> == <vjp(u), t>, and both give the value."""
+    f, primals = _as_float_function(op, sample(op, dtype, index))
+    rng = np.random.default_rng(index)
+    tangents = tuple(_randn_like(p, rng) for p in primals)
+    out, t_out = jvp(f, tuple(primals), tangents)
+    out2, vjp_fn = vjp(f, *primals)
+    expected = f(*primals)
+    assert_close(out, expected)
+    assert_close(out2, expected)
+    us = tuple(_randn_like(o, rng) for o in out2)
+    cts = vjp_fn(us)
+    lhs, rhs = _dot(us, t_out), _dot(cts, tangents)
+    rtol = max(_JVP_RTOL.get(o.dtype, 1e-7) for o in out2)  # outputs may be rounded (casts)
+    assert abs(lhs - rhs) <= rtol * max(1.0, abs(lhs)), f"<u, jvp> = {lhs}, <vjp, t> = {rhs}"
+
+
+def _second_example(t):
+    """A second example for a batch: the same values in reverse order (stays in the op's
+    domain, stays a valid index) but different from the first."""
+    return t.detach().reshape(-1).flip(0).reshape(tuple(t.shape)) if t.ndim else t.detach().clone()
+
+
+def _batch(tensors, in_dims):
+    out = []
+    for t, d in zip(tensors, in_dims):
+        t = t.detach()
+        out.append(t if d is None else torch.stack([t, _second_example(t)], d))
+    return out
+
+
+def _example(tensors, in_dims, k):
+    return [t.detach() if d is None else (t.detach() if k == 0 else _second_example(t))
+            for t, d in zip(tensors, in_dims)]
+
+
+# in_dims patterns: every operand batched at 0; the first batched at its last dim; the
+# first unbatched (None) while the others are batched.
+_BDIM_PATTERNS = ("all_front", "first_last", "first_unbatched")
+
+
+def _in_dims(tensors, pattern):
+    dims = [0] * len(tensors)
+    if pattern == "first_last":
+        dims[0] = tensors[0].ndim
+    elif pattern == "first_unbatched":
+        dims[0] = None
+    return tuple(dims)
+
+
+def _vmap_cases():
+    params = []
+    for p in _transform_cases("vmap", differentiable=False):
+        op, dtype, index = p.values
+        n = len(sample(op, dtype, index).tensors())
+        for pattern in _BDIM_PATTERNS[:3 if n > 1 else 2]:
+            params.append(pytest.param(op, dtype, index, pattern, marks=p.marks,
+                                       id=f"{op.name}-{dtype.name}-sample{index}-{pattern}"))
+    return params
+
+
+@pytest.mark.parametrize("op, dtype, index, pattern", _vmap_cases())
+def test_vmap(op, dtype, index, pattern):
+    """vmap over two examples equals running the op on each and stacking the results."""
+    s = sample(op, dtype, index)
+    tensors = s.tensors()
+    dims = _in_dims(tensors, pattern)
+
+    def f(*values):
+        return tuple(o for o in _outputs(_substitute(s, tensors, values).call(op.op))
+                     if isinstance(o, Tensor))
+    if op.mutates_input and dims[0] is None:
+        # Writing batched values into an unbatched tensor: PyTorch's error, not a result.
+        with pytest.raises(RuntimeError, match="vmap: inplace arithmetic"):
+            vmap(f, in_dims=dims)(*_batch(tensors, dims))
+        return
+    batched = vmap(f, in_dims=dims)(*_batch(tensors, dims))
+    per_example = [f(*_example(tensors, dims, k)) for k in range(2)]
+    expected = tuple(torch.stack([a, b]) for a, b in zip(*per_example))
+    assert_close(batched, expected, equal_nan=True)
+
+
+def _scalar_loss(op, s, leaves):
+    """The sum of the op's real outputs (complex ones count as real and imaginary parts),
+    a function of every tensor operand; ``positions`` are those of ``leaves``."""
+    tensors = s.tensors()
+    positions = tuple(i for i, t in enumerate(tensors) if any(t is l for l in leaves))
+
+    def loss(*values):
+        return sum(o.sum() for o in real_outputs(_substitute(s, tensors, values).call(op.op)))
+    return loss, positions
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases(
+    "vmap_grad", differentiable=True, keep=lambda o, s: o.supports_vmap))
+def test_vmap_grad(op, dtype, index):
+    """Per-example gradients: vmap(grad(loss)) equals grad(loss) on each example."""
+    s = sample(op, dtype, index)
+    tensors = s.tensors()
+    loss, argnums = _scalar_loss(op, s, [t for t in tensors if t.dtype.is_floating_point])
+    g = grad(loss, argnums=argnums)
+    dims = (0,) * len(tensors)
+    batched = vmap(g, in_dims=dims)(*_batch(tensors, dims))
+    per_example = [g(*_example(tensors, dims, k)) for k in range(2)]
+    expected = tuple(torch.stack([a, b]) for a, b in zip(*per_example))
+    assert_close(batched, expected)
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases(
+    "grad_grad", differentiable=True, limit=2, keep=lambda o, s: o.supports_gradgrad))
+def test_grad_grad(op, dtype, index):
+    """grad(grad(loss)) along v (a Hessian-vector product) equals central differences of the
+    first-order gradient along v."""
+    s = sample(op, dtype, index)
+    tensors = [t.detach() for t in s.tensors()]
+    s = s.map(lambda t: t.detach())
+    loss, argnums = _scalar_loss(op, s, [t for t in s.tensors() if t.dtype.is_floating_point])
+    rng = np.random.default_rng(index)
+    vs = [_randn_like(tensors[i], rng) for i in argnums]
+    g = grad(loss, argnums=argnums)
+
+    def directional(*values):
+        return sum((gi * v).sum() for gi, v in zip(g(*values), vs))
+    hvp = grad(directional, argnums=argnums)(*tensors)
+    eps = 1e-6
+
+    def shifted(sign):
+        return [t + sign * eps * vs[argnums.index(i)] if i in argnums else t
+                for i, t in enumerate(tensors)]
+    numerical = [(a - b) / (2 * eps) for a, b in zip(g(*shifted(1)), g(*shifted(-1)))]
+    assert_close(tuple(hvp), tuple(numerical), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases(
+    "jac", differentiable=True, limit=2, keep=lambda o, s: o.supports_vmap))
+def test_jacfwd_jacrev(op, dtype, index):
+    """Jacobians by forward mode (jacfwd) and reverse mode (jacrev) agree."""
+    f, leaves = _as_float_function(op, sample(op, dtype, index))
+    argnums = tuple(range(len(leaves)))
+    # As in PyTorch, jacfwd has the output's dtype and jacrev the input's (casts differ).
+    assert_close(jacfwd(f, argnums=argnums)(*leaves), jacrev(f, argnums=argnums)(*leaves),
+                 check_dtype=False, rtol=1e-6, atol=1e-6)
 
 # ---------------------------------------------------------------------------------------
 # Coverage: every public op and Tensor method has an entry
@@ -428,3 +635,213 @@ def _covered_methods():
 def test_tensor_method_has_opinfo(name):
     assert name in _covered_methods(), (
         f"Tensor.{name} has no OpInfo entry (method, inplace, operators or method_aliases)")
+
+
+# ---------------------------------------------------------------------------------------
+# Primitive rules: present, and consistent with impl, with each other and with a loop.
+# The calls checked are the ones the OpInfo samples make (impl is wrapped while they run),
+# so every primitive is exercised with realistic shapes, params and values.
+
+from numtorch._core.meta import MetaArray  # noqa: E402
+from numtorch._core.primitive import ALL_PRIMITIVES  # noqa: E402
+from numtorch._core.tensor import wrap_array  # noqa: E402
+
+# Primitives only other engineers' ops reach; their OpInfo entries will exercise them.
+PENDING_PRIMS = {
+    "conv": "conv owner (_prims/conv.py)",
+    **{n: "linalg owner (_prims/linalg.py)" for n in (
+        "cholesky", "det", "eigh", "eigvalsh", "qr", "slogdet", "solve", "svd", "svdvals",
+        "triangular_solve")},
+}
+_CALLS_PER_PRIM = 3
+
+
+def _record_calls():
+    """{prim name: [(arrays, params)]}: distinct strict primitive calls the OpInfo samples make.
+
+    Calls are taken at the bottom interpreter (``eval_bind``), where operands are already
+    broadcast and promoted; the eager fast path (Note [Eager fast path]), which calls NumPy
+    directly, is switched off meanwhile. Backward passes of the samples reach the
+    transposes (pad, scatter_add, index_add, ...).
+    """
+    from numtorch._core import primitive as P
+    from numtorch._ops import _common
+    from numtorch.autograd import engine
+    calls = {name: {} for name in ALL_PRIMITIVES}
+    original, fast_operand = P.eval_bind, _common._fast_operand
+
+    def recording_eval_bind(prim, args, params):
+        arrays = [a._data for a in args]
+        if all(isinstance(a, np.ndarray) for a in arrays):
+            # Up to _CALLS_PER_PRIM calls with inexact operands and as many without.
+            inexact = any(a.dtype.kind in "fc" for a in arrays)
+            seen = calls.setdefault(prim.name, {}).setdefault(inexact, {})
+            key = (tuple((a.shape, a.dtype.str) for a in arrays), repr(sorted(params.items())))
+            if len(seen) < _CALLS_PER_PRIM:
+                seen.setdefault(key, ([a.copy() for a in arrays], dict(params)))
+        return original(prim, args, params)
+    P.eval_bind = engine.eval_bind = recording_eval_bind
+    _common._fast_operand = lambda x: None
+    try:
+        for op in op_db:
+            for dtype in [d for d in (F64, torch.complex128, torch.int64, torch.bool)
+                          if d in op.dtypes][:2]:
+                for s in op.samples(dtype, requires_grad=op.supports_grad):
+                    try:
+                        out = s.call(op.op)
+                        leaves = _differentiable(s)
+                        floats = [o for o in _outputs(out) if isinstance(o, Tensor) and o.requires_grad]
+                        if leaves and floats and s.grad:
+                            torch.autograd.grad(sum(o.sum() for o in floats), leaves, allow_unused=True)
+                    except Exception:  # noqa: BLE001 - the op's own tests report it
+                        pass
+    finally:
+        P.eval_bind = engine.eval_bind = original
+        _common._fast_operand = fast_operand
+    return {name: [c for group in seen.values() for c in group.values()]
+            for name, seen in calls.items()}
+
+
+_RECORDED = []
+
+
+def recorded_calls(name):
+    if not _RECORDED:
+        _RECORDED.append(_record_calls())
+    calls = _RECORDED[0].get(name)
+    if not calls:
+        pytest.skip(f"no OpInfo sample reaches prims.{name} (test_prim_reached reports it)")
+    return calls
+
+
+def _prim_params(column=None):
+    params = []
+    for name in sorted(ALL_PRIMITIVES):
+        marks = ()
+        if column == "reached" and name in PENDING_PRIMS:
+            marks = (pytest.mark.xfail(strict=True, reason=f"no OpInfo yet: {PENDING_PRIMS[name]}"),)
+        params.append(pytest.param(ALL_PRIMITIVES[name], marks=marks, id=name))
+    return params
+
+
+@pytest.mark.parametrize("prim", _prim_params())
+def test_prim_has_rules(prim):
+    assert prim.missing_rules() == [], f"prims.{prim.name} lacks {prim.missing_rules()}"
+
+
+@pytest.mark.parametrize("prim", _prim_params("reached"))
+def test_prim_reached(prim):
+    if not _RECORDED:
+        _RECORDED.append(_record_calls())
+    assert _RECORDED[0][prim.name], f"no OpInfo sample calls prims.{prim.name}"
+
+
+def _out_avals(prim, arrays, params):
+    """[(shape, dtype)] of the outputs, from the shape rule."""
+    rule = prim.shape(*[MetaArray(np.shape(a), np.asarray(a).dtype) for a in arrays], **params)
+    return list(rule) if prim.multiple_results else [rule]
+
+
+@pytest.mark.parametrize("prim", _prim_params())
+def test_prim_shape_rule(prim):
+    for arrays, params in recorded_calls(prim.name):
+        out = prim.impl(*arrays, **params)
+        outs = out if prim.multiple_results else (out,)
+        for o, (shape, dtype) in zip(outs, _out_avals(prim, arrays, params)):
+            o = np.asarray(o)
+            assert (tuple(shape), np.dtype(dtype)) == (o.shape, o.dtype), (
+                f"prims.{prim.name} shape rule {(tuple(shape), np.dtype(dtype))} != impl "
+                f"{(o.shape, o.dtype)} for params {params}")
+
+
+def _inner(a, b):
+    """Real inner product <a, b> = Re(sum(conj(a) * b)) (complex tangents and cotangents)."""
+    return float(np.real(np.sum(np.conj(np.asarray(a, np.complex128)) * np.asarray(b))))
+
+
+def _random_like(a, rng):
+    x = rng.standard_normal(np.shape(a))
+    if np.asarray(a).dtype.kind == "c":
+        x = x + 1j * rng.standard_normal(np.shape(a))
+    return wrap_array(x.astype(np.asarray(a).dtype))
+
+
+def _inexact(a):
+    return np.asarray(a).dtype.kind in "fc"
+
+
+@pytest.mark.parametrize("prim", [p for p in _prim_params() if not p.values[0].nondiff])
+def test_prim_jvp_vjp(prim):
+    """<u, jvp(t)> == <vjp(u), t> at the recorded (float64/complex128) points."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for arrays, params in recorded_calls(prim.name):
+        if not all(np.asarray(a).dtype in (np.float64, np.complex128) for a in arrays if _inexact(a)):
+            continue
+        primals = [wrap_array(a) for a in arrays]
+        tangents = [_random_like(a, rng) if _inexact(a) else None for a in arrays]
+        if all(t is None for t in tangents) or not any(
+                np.dtype(d).kind in "fc" for _, d in _out_avals(prim, arrays, params)):
+            continue  # no differentiable operand or output: autograd never calls the rule
+        out, t_out = prim.jvp(primals, tangents, **params)
+        outs = out if prim.multiple_results else (out,)
+        t_outs = t_out if prim.multiple_results else (t_out,)
+        for o, ref in zip(outs, (prim.impl(*arrays, **params),) if not prim.multiple_results
+                          else prim.impl(*arrays, **params)):
+            np.testing.assert_allclose(np.asarray(o), ref, rtol=1e-12, atol=1e-12)
+        us = [_random_like(np.asarray(o), rng) for o in outs]
+        cts = prim.vjp(tuple(us) if prim.multiple_results else us[0], out, *primals, **params)
+        lhs = sum(_inner(u, t) for u, t in zip(us, t_outs) if t is not None)
+        rhs = 0.0
+        for ct, t in zip(cts, tangents):
+            if t is None or ct is None:
+                continue
+            ct = ct() if not isinstance(ct, Tensor) else ct
+            assert tuple(ct.shape) == tuple(t.shape), f"cotangent shape {ct.shape} != {t.shape}"
+            rhs += _inner(ct, t)
+        assert abs(lhs - rhs) <= 1e-8 * max(1.0, abs(lhs)), (
+            f"prims.{prim.name}: <u, jvp(t)> = {lhs} but <vjp(u), t> = {rhs} for params {params}")
+        checked += 1
+    if not checked:
+        pytest.skip(f"no float64 call of prims.{prim.name} recorded")
+
+
+def _np_example(a, k):
+    """Example k of a batch built from a: 0 is a itself, 1 the same values in reverse order
+    (so the values stay inside the op's domain but differ per example)."""
+    a = np.asarray(a)
+    return a if k == 0 else a.reshape(-1)[::-1].reshape(a.shape).copy()
+
+
+@pytest.mark.parametrize("pattern", _BDIM_PATTERNS)
+@pytest.mark.parametrize("prim", _prim_params())
+def test_prim_batch_rule(prim, pattern):
+    """The batch rule agrees with looping impl over the examples, for several in_dims."""
+    calls = [c for c in recorded_calls(prim.name) if c[0]]
+    if not calls:
+        pytest.skip(f"prims.{prim.name} takes no operands (random draws: tests/func)")
+    for arrays, params in calls:
+        if pattern == "first_unbatched" and len(arrays) < 2:
+            pytest.skip("needs two operands")
+        bdims = [0] * len(arrays)
+        if pattern == "first_last":
+            bdims[0] = np.ndim(arrays[0])
+        elif pattern == "first_unbatched":
+            bdims[0] = None
+        values = []
+        for a, d in zip(arrays, bdims):
+            if d is None:
+                values.append(wrap_array(np.asarray(a)))
+            else:
+                values.append(wrap_array(np.stack([_np_example(a, 0), _np_example(a, 1)], axis=d)))
+        out, out_bdim = prim.batch(values, bdims, **params)
+        outs, out_bdims = (out, out_bdim) if prim.multiple_results else ((out,), (out_bdim,))
+        for k in range(2):
+            args = [np.asarray(a) if d is None else _np_example(a, k) for a, d in zip(arrays, bdims)]
+            ref = prim.impl(*args, **params)
+            refs = ref if prim.multiple_results else (ref,)
+            for o, d, r in zip(outs, out_bdims, refs):
+                got = np.asarray(o._concrete("test")) if d is None else np.take(
+                    np.asarray(o._concrete("test")), k, axis=d)
+                np.testing.assert_allclose(got, r, rtol=1e-6, atol=1e-6,
+                                           err_msg=f"prims.{prim.name} example {k}, {params}")

@@ -189,9 +189,11 @@ def _assign_traced(trace, self, value):
 
 
 def _store(t: Tensor, value: Tensor):
-    if value._requires_grad and value.grad_fn is None and value._data.__class__ is ndarray:
+    if value._requires_grad and value.grad_fn is None:
+        # A leaf (eager, or lifted by func.grad): its history is itself, so t needs an
+        # edge to it, not its empty grad_fn.
         from .shape import clone
-        value = clone(value)   # a leaf's history is the leaf itself: t must get an edge to it
+        value = clone(value)
     d = t._data
     if d.__class__ is ndarray and value._data.__class__ is ndarray:
         if value._data is not d:

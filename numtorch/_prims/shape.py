@@ -159,16 +159,21 @@ def _pad_out_shape(shape, config):
     return tuple(lo + hi + n + max(0, n - 1) * interior for n, (lo, hi, interior) in zip(shape, config))
 
 
+def _pad_limit(n, lo, interior):
+    """End (exclusive) of the operand's elements in a padded dim (``lo`` when it is empty)."""
+    return lo + (n - 1) * (interior + 1) + 1 if n else lo
+
+
 def _pad_impl(x, *, padding_value, config):
     out = np.full(_pad_out_shape(x.shape, config), padding_value, dtype=x.dtype)
-    out[tuple(slice(lo, lo + max(0, n - 1) * (it + 1) + 1, it + 1)
+    out[tuple(slice(lo, _pad_limit(n, lo, it), it + 1)
               for n, (lo, hi, it) in zip(x.shape, config))] = x
     return out
 
 
 def _pad_vjp(g, out, x, *, padding_value, config):
     starts = tuple(lo for lo, hi, it in config)
-    limits = tuple(lo + max(0, n - 1) * (it + 1) + 1 for n, (lo, hi, it) in zip(x.shape, config))
+    limits = tuple(_pad_limit(n, lo, it) for n, (lo, hi, it) in zip(x.shape, config))
     return (slice_p.bind(g, start_indices=starts, limit_indices=limits,
                          strides=tuple(it + 1 for lo, hi, it in config)),)
 

@@ -23,7 +23,7 @@ def _as_tuple(x):
     return tuple(x)
 
 
-def _float_outputs(out):
+def real_outputs(out):
     """The real floating-point tensors among ``out``; a complex output counts as two
     (its real and imaginary parts), as in PyTorch's gradcheck."""
     if isinstance(out, Tensor):
@@ -32,7 +32,7 @@ def _float_outputs(out):
             return [real(out), imag(out)]
         return [out] if out.dtype.is_floating_point else []
     if isinstance(out, (tuple, list)):
-        return [t for o in out for t in _float_outputs(o)]
+        return [t for o in out for t in real_outputs(o)]
     return []
 
 
@@ -55,7 +55,7 @@ def _numerical_jacobians(func, inputs, diff, eps):
     def run(arrays):
         args = [_like(x, a) for x, a in zip(inputs, arrays)]
         return [np.array(o.detach()._concrete("gradcheck"), dtype=np.float64).reshape(-1)
-                for o in _float_outputs(func(*args))]
+                for o in real_outputs(func(*args))]
 
     jacobians = []
     for i in diff:
@@ -77,7 +77,7 @@ def _analytical_jacobians(func, inputs, diff):
     """Rows of J by one backward pass per output element (``autograd.grad``)."""
     from .. import autograd
     from .._ops.creation import zeros_like
-    outs = _float_outputs(func(*inputs))
+    outs = real_outputs(func(*inputs))
     targets = [inputs[i] for i in diff]
     jac = [[np.zeros((targets[k].numel(), o.numel())) for o in outs] for k in range(len(diff))]
     for oi, o in enumerate(outs):
@@ -173,7 +173,7 @@ def _check_forward_ad(func, inputs, diff, eps, atol, rtol, raise_exception):
                 return func(*args)
             _, tangent_out = jvp(f, (primals[i],), (t,))
             cols.append([np.asarray(o._concrete("gradcheck"), dtype=np.float64).reshape(-1)
-                         for o in _float_outputs(tangent_out)])
+                         for o in real_outputs(tangent_out)])
         for o, n in enumerate(numerical[k]):
             a = np.stack([c[o] for c in cols]) if cols else np.zeros_like(n)
             if not np.allclose(a, n, rtol=rtol, atol=atol):
@@ -202,7 +202,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        outs = _float_outputs(func(*inputs))
+        outs = real_outputs(func(*inputs))
         grad_outputs = tuple(wrap_array(rng.standard_normal(tuple(o.shape)).astype(o.dtype.np))
                              .requires_grad_() for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
@@ -210,7 +210,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
 
     def vjp_func(*args):
         ins, gos = args[:n], args[n:]
-        outs = _float_outputs(func(*ins))
+        outs = real_outputs(func(*ins))
         pairs = [(o, g) for o, g in zip(outs, gos) if o.requires_grad]
         if not pairs:
             return ()

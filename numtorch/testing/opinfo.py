@@ -143,7 +143,8 @@ class OpInfo:
                  supports_jvp=True, supports_vmap=True, supports_meta=True,
                  method=_DEFAULT, method_only=False, inplace=_DEFAULT,
                  operators=(), aliases=(), method_aliases=(), check=None, tol=None,
-                 grad_tol=None, skips=(), nondeterministic=False, torch_name=_DEFAULT):
+                 grad_tol=None, skips=(), nondeterministic=False, mutates_input=False,
+                 torch_name=_DEFAULT):
         import numtorch
         self.name = name
         self.op = op if op is not None else getattr(numtorch, name)
@@ -169,6 +170,7 @@ class OpInfo:
         self.grad_tol = grad_tol or {}
         self.skips = tuple(skips)
         self.nondeterministic = nondeterministic
+        self.mutates_input = mutates_input  # writes `args` into (a clone of) `input`
         self.torch_name = name if torch_name is _DEFAULT else torch_name
 
     def __repr__(self):

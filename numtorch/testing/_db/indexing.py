@@ -96,7 +96,7 @@ register(
            torch_name=None),
     OpInfo("__setitem__", op=_setitem_op, ref=_setitem_ref, dtypes=_DTYPES, result_dtype=SAME,
            sample_inputs=_setitem_samples, method="__setitem__", method_only=True, inplace=None,
-           torch_name=None),
+           torch_name=None, mutates_input=True),
     OpInfo("index_put", ref=_index_put_ref, dtypes=_DTYPES, result_dtype=SAME,
            sample_inputs=_index_put_samples),
 )

@@ -16,6 +16,7 @@ _NO_GRAD = dict(supports_grad=False)
 
 
 def _method_only(name, op, **kw):
+    kw.setdefault("mutates_input", name.endswith("_"))
     return OpInfo(name, op=op, method=name, method_only=True, inplace=None, torch_name=None, **kw)
 
 
@@ -171,10 +172,10 @@ register(
                  check=lambda s, out: not out.requires_grad),
     _method_only("set_", lambda x, src: x.clone().set_(src), ref=lambda x, src: src,
                  result_dtype=lambda s: s.args[0].dtype, sample_inputs=_copy_samples, supports_grad=False,
-                 supports_meta=False),
+                 supports_meta=False, mutates_input=False),  # set_ rebinds storage: no write
     _method_only("resize_as_", lambda x, o: x.clone().resize_as_(o), result_dtype=SAME,
                  sample_inputs=lambda d, r: iter([SampleInput(make((2, 3), d), (make((4,), d),))]),
-                 check=lambda s, out: out.shape == s.args[0].shape, **_NO_GRAD),
+                 check=lambda s, out: out.shape == s.args[0].shape, mutates_input=False, **_NO_GRAD),
 )
 
 
