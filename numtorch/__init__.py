@@ -6,6 +6,9 @@ from ._core import dtypes as _dtypes
 from ._core.dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16, float32,  # noqa: F401
                            float64, complex64, complex128, dtype, get_default_dtype,
                            set_default_dtype, promote_types)
+from ._core.dtypes import (float16 as half, float32 as float, float64 as double,  # noqa: F401,E402
+                           int16 as short, int32 as int, int64 as long, complex64 as cfloat,
+                           complex128 as cdouble)
 from ._core.tensor import Tensor, Size, device  # noqa: F401
 from ._prims import ALL_PRIMITIVES as _ALL_PRIMITIVES  # noqa: F401
 from ._prims.random import Generator, default_generator  # noqa: F401

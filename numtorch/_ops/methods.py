@@ -50,6 +50,17 @@ def _where(self, condition, y):
 
 
 Tensor.where = _where
+def _linalg_methods():
+    # Imported here: linalg_ops builds on the ops above (no import cycle at module load).
+    from . import linalg_ops as L
+    for name, fn in (("inverse", L.inverse), ("det", L.det), ("logdet", L.logdet),
+                     ("slogdet", L.slogdet), ("cholesky", L.cholesky_top),
+                     ("pinverse", L.pinverse), ("matrix_power", L.matrix_power),
+                     ("svd", L.svd_top), ("qr", L.qr)):
+        setattr(Tensor, name, fn)
+
+
+_linalg_methods()
 Tensor.__getitem__ = index.getitem
 Tensor.__setitem__ = index.setitem
 Tensor.T = property(lambda self: shape.permute(self, tuple(reversed(range(self.ndim)))))
