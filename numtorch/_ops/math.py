@@ -138,6 +138,8 @@ def _nan_ignoring(fn, input, other):
 
 def atan2(input, other):
     """Elementwise arctangent of ``input / other`` with the quadrant chosen by the signs."""
+    check_tensor(input, "input", "atan2")
+    check_tensor(other, "other", "atan2")
     return elementwise_binary(E.atan2, input, other, compute_dtype=float_dtype_for)
 
 
@@ -165,7 +167,11 @@ def abs(input):
     """Computes the absolute value of each element."""
     check_tensor(input, "input", "abs")
     if input._data.dtype.kind == "c":
-        return sqrt(real(input) ** 2 + imag(input) ** 2)
+        # |z| = sqrt(re^2 + im^2); the inner where keeps sqrt's derivative finite at z = 0
+        # (PyTorch's gradient there is 0), the outer one gives the exact value 0.
+        r2 = real(input) ** 2 + imag(input) ** 2
+        zero = r2 == 0
+        return where(zero, 0.0, sqrt(where(zero, 1.0, r2)))
     return bind(E.abs, input)
 
 
@@ -270,9 +276,9 @@ def logit(input, eps=None):
 
 
 def xlogy(input, other):
-    """``input * log(other)``, zero where ``input`` is zero."""
+    """``input * log(other)``, zero where ``input`` is zero (NaN if ``other`` is NaN)."""
     x, y = elementwise_operands(input, other, dtype=float_dtype_for(result_type(input, other)))
-    return where(x == 0, _zeros_like(x), x * log(y))
+    return where((x == 0) & ~isnan(y), _zeros_like(x), x * log(y))
 
 
 def _zeros_like(x):
