@@ -451,22 +451,22 @@ for _f, _path in ((np.linalg.inv, "linalg.inv"), (np.linalg.det, "linalg.det"),
     _lazy(_f, _path)
 
 
-@implements(np.sort)
-def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    _reject("sort", order=order)
-    x = _t(a)
-    if axis is None:
-        x, axis = S.reshape(x, (-1,)), 0
-    return _numtorch_attr(np.sort, "sort")(x, dim=axis, stable=bool(stable)).values
+def _sorting(np_func, values):
+    """np.sort / np.argsort on numtorch.sort / argsort (``axis=None`` sorts the flattened array)."""
+    name = np_func.__name__
+
+    def fn(a, axis=-1, kind=None, order=None, *, stable=None):
+        _reject(name, order=order)
+        x = _t(a)
+        if axis is None:
+            x, axis = S.reshape(x, (-1,)), 0
+        out = _numtorch_attr(np_func, name)(x, dim=axis, stable=bool(stable))
+        return out.values if values else out
+    FUNCTIONS[np_func] = fn
 
 
-@implements(np.argsort)
-def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    _reject("argsort", order=order)
-    x = _t(a)
-    if axis is None:
-        x, axis = S.reshape(x, (-1,)), 0
-    return _numtorch_attr(np.argsort, "argsort")(x, dim=axis, stable=bool(stable))
+_sorting(np.sort, values=True)
+_sorting(np.argsort, values=False)
 
 
 @implements(np.einsum)
