@@ -546,11 +546,11 @@ def test_jacfwd_jacrev(op, dtype, index):
 # ---------------------------------------------------------------------------------------
 # Coverage: every public op and Tensor method has an entry
 
-# Public names that are not ops (nothing to sample), each with where it is tested.
+# Public names that are not ops (nothing to sample), each with where it is tested; modules
+# and dtype objects (torch.float32, torch.half, ...: test_dtypes.py) are not ops either.
 NOT_OPS = {
-    # dtypes and classes: test_dtypes.py, test_tensor.py
-    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-    "complex64", "complex128", "dtype", "Tensor", "Size", "device", "Generator",
+    # classes: test_tensor.py, test_dtypes.py
+    "dtype", "Tensor", "Size", "device", "Generator",
     # grad mode: test_autograd.py
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     # random state and the default dtype: test_tensor.py, test_dtypes.py
@@ -572,6 +572,10 @@ PENDING = {
         "triangular_solve", "cholesky", "svd", "det", "slogdet")},
 }
 
+# Tensor methods other engineers own (strict xfails, as PENDING).
+PENDING_METHODS = {n: "linalg owner (_ops/linalg_ops.py)" for n in (
+    "cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "qr", "slogdet", "svd")}
+
 # Tensor attributes set by numtorch/_ops that are not ops.
 NOT_OP_METHODS = {
     "__array_function__", "__array_ufunc__",   # NumPy dispatch: tests/test_numpy_interop.py
@@ -582,7 +586,7 @@ NOT_OP_METHODS = {
 def _public_names():
     import types
     return sorted(n for n in dir(torch) if not n.startswith("_")
-                  and not isinstance(getattr(torch, n), types.ModuleType))
+                  and not isinstance(getattr(torch, n), (types.ModuleType, torch.dtype)))
 
 
 def _covered_names():
@@ -631,7 +635,7 @@ def _covered_methods():
 
 
 @pytest.mark.parametrize("name", _coverage_params(
-    _method_names(), NOT_OP_METHODS, {}))
+    _method_names(), NOT_OP_METHODS, PENDING_METHODS))
 def test_tensor_method_has_opinfo(name):
     assert name in _covered_methods(), (
         f"Tensor.{name} has no OpInfo entry (method, inplace, operators or method_aliases)")

@@ -14,7 +14,7 @@ from numpy import ndarray
 from .._core import dtypes as _dt
 from .._core.meta import MetaArray
 from .._core.primitive import bind, grad_mode
-from .._core.tensor import TENSOR_TYPES, Tensor, _canonical_dim, wrap, wrap_array
+from .._core.tensor import TENSOR_TYPES, Size, Tensor, _canonical_dim, wrap, wrap_array
 from .._prims import elementwise as E
 from .._prims import shape as S
 
@@ -96,7 +96,7 @@ def match_device(*ts):
 # ---------------------------------------------------------------------------------------
 # Broadcasting
 
-def broadcast_shapes(*shapes) -> tuple:
+def broadcast_shapes(*shapes) -> Size:
     """``torch.broadcast_shapes`` with PyTorch's error message."""
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
@@ -107,7 +107,7 @@ def broadcast_shapes(*shapes) -> tuple:
                 out[j] = n
             elif n != 1 and n != out[j]:
                 raise RuntimeError(_broadcast_message(shapes, ndim))
-    return tuple(out)
+    return Size(out)
 
 
 def _broadcast_message(shapes, ndim):

@@ -298,8 +298,8 @@ def index_select(input, dim, index):
     if index._data.dtype.kind not in "iu":
         raise RuntimeError("index_select(): Expected dtype int32/int64 for index")
     d = canonical_dim(dim, input.ndim) if input.ndim else 0
-    if input.ndim == 0:
-        return bind(I.take, input.reshape(1), index.reshape(-1), axis=0).reshape(tuple(index.shape))
+    if input.ndim == 0:  # PyTorch: a 0-d input gives a 0-d result
+        return bind(I.take, input.reshape(1), index.reshape(-1), axis=0).reshape(())
     return bind(I.take, input, index.reshape(-1).to(_dt.int64), axis=d)
 
 

@@ -286,6 +286,9 @@ Tensor.detach_ = _detach_
 
 
 def _set_(self, source):
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"Could not set tensor of type {source.dtype} to a tensor of type "
+                           f"{self.dtype}")
     self._data = source._data
     self._version_counter = source._version_counter
     return self

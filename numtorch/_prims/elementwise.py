@@ -114,7 +114,15 @@ def _erf_impl(x):
 # approximation is the planned replacement once it is shown to agree to the last ulp.
 erf = unary("erf", _erf_impl, lambda x, y: (2 / math.sqrt(math.pi)) * T.exp(-x * x))
 abs = unary("abs", np.abs, lambda x, y: T.sign(x))
-sign = unary("sign", np.sign, lambda x, y: T.zeros_like(x))
+def _sign_impl(x):
+    if x.dtype.kind != "f":
+        return np.sign(x)
+    out = np.sign(x, out=np.empty_like(x))  # an array even for 0-d inputs
+    out[np.isnan(x)] = 0  # PyTorch: sign(nan) == 0
+    return out
+
+
+sign = unary("sign", _sign_impl, lambda x, y: T.zeros_like(x))
 floor = unary("floor", np.floor, lambda x, y: T.zeros_like(x))
 ceil = unary("ceil", np.ceil, lambda x, y: T.zeros_like(x))
 round = unary("round", np.round, lambda x, y: T.zeros_like(x))

@@ -144,7 +144,7 @@ class OpInfo:
                  method=_DEFAULT, method_only=False, inplace=_DEFAULT,
                  operators=(), aliases=(), method_aliases=(), check=None, tol=None,
                  grad_tol=None, skips=(), nondeterministic=False, mutates_input=False,
-                 torch_name=_DEFAULT):
+                 torch_name=_DEFAULT, torch_op=None):
         import numtorch
         self.name = name
         self.op = op if op is not None else getattr(numtorch, name)
@@ -171,7 +171,10 @@ class OpInfo:
         self.skips = tuple(skips)
         self.nondeterministic = nondeterministic
         self.mutates_input = mutates_input  # writes `args` into (a clone of) `input`
+        # PyTorch's spelling, for tests/test_torch_oracle.py: `torch.<torch_name>`, or
+        # `torch_op(torch)` when the call differs (False: no PyTorch counterpart).
         self.torch_name = name if torch_name is _DEFAULT else torch_name
+        self.torch_op = torch_op
 
     def __repr__(self):
         return f"OpInfo({self.name})"

@@ -113,7 +113,7 @@ register(
            sample_inputs=_size_samples, **_NO_GRAD),
     OpInfo("empty", dtypes=_ALL, result_dtype=_requested(_default_float), sample_inputs=_size_samples,
            check=lambda s, out: tuple(out.shape) == _size_ref(np.zeros)(s.input, *s.args).shape,
-           **_NO_GRAD),
+           nondeterministic=True, **_NO_GRAD),  # values are unspecified
     OpInfo("full", ref=_full_ref, result_dtype=_full_dtype, sample_inputs=_full_samples, **_NO_GRAD),
 )
 
@@ -143,7 +143,7 @@ register(
     OpInfo("ones_like", ref=_like_ref(np.ones), dtypes=_ALL, result_dtype=_like_dtype,
            sample_inputs=_like_samples, **_NO_GRAD),
     OpInfo("empty_like", dtypes=_ALL, result_dtype=_like_dtype, sample_inputs=_like_samples,
-           check=lambda s, out: out.shape == s.input.shape, **_NO_GRAD),
+           check=lambda s, out: out.shape == s.input.shape, nondeterministic=True, **_NO_GRAD),
     OpInfo("full_like", ref=lambda x, v, dtype=None: np.full(x.shape, v, dtype=(dtype or torch.from_numpy(x).dtype).np),
            dtypes=_ALL, result_dtype=_like_dtype, sample_inputs=_full_like_samples, **_NO_GRAD),
 )

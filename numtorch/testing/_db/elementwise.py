@@ -75,8 +75,8 @@ register(
     _same_unary("neg", np.negative, aliases=("negative",), operators=("__neg__",)),
     _same_unary("positive", lambda x: x, method=None, operators=("__pos__",)),
     _same_unary("abs", np.abs, aliases=("absolute",), operators=("__abs__",)),
-    _same_unary("sign", lambda x: x if x.dtype == bool else np.sign(x), aliases=("sgn",),
-                dtypes=ALL_REAL),
+    _same_unary("sign", lambda x: x if x.dtype == bool else np.nan_to_num(np.sign(x)),
+                aliases=("sgn",), dtypes=ALL_REAL),  # sign(nan) == 0 in PyTorch
     _same_unary("floor", np.floor),
     _same_unary("ceil", np.ceil),
     _same_unary("trunc", np.trunc, aliases=("fix",)),
@@ -162,12 +162,13 @@ register(
            dtypes=FLOATING + INTEGRAL, result_dtype=lambda s: torch.float64,
            sample_inputs=binary_samples(low=0.5, high=3, rhs_low=0, rhs_high=2.5)),
     OpInfo("atan2", ref=np.arctan2, dtypes=FLOATING + INTEGRAL, result_dtype=FLOAT,
-           sample_inputs=binary_samples(exclude_zero=True), aliases=("arctan2",)),
+           sample_inputs=binary_samples(exclude_zero=True, scalars=False), aliases=("arctan2",)),
     OpInfo("hypot", ref=np.hypot, result_dtype=PROMOTE, sample_inputs=binary_samples(scalars=False)),
     OpInfo("logaddexp", ref=np.logaddexp, result_dtype=PROMOTE,
            sample_inputs=binary_samples(scalars=False,
                                         edge=([-math.inf, math.inf, 0.0], [-math.inf, 1.0, -math.inf]))),
-    OpInfo("xlogy", ref=lambda x, y: np.where(x == 0, 0.0, x * np.log(y)).astype(np.result_type(x, y)),
+    OpInfo("xlogy", ref=lambda x, y: np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y)).astype(
+               np.result_type(x, y)),
            dtypes=FLOATING, result_dtype=FLOAT,
            sample_inputs=binary_samples(rhs_low=0.1, rhs_high=9,
                                         edge=([0.0, 0.0, 1.0], [0.0, math.nan, 0.0]))),
@@ -319,7 +320,8 @@ def _clamp_ref(x, min=None, max=None):
 
 register(
     OpInfo("where", op=_where_op, ref=lambda x, c, y: np.where(c, x, y), dtypes=ALL_REAL,
-           result_dtype=_where_dtype, sample_inputs=_where_samples),
+           result_dtype=_where_dtype, sample_inputs=_where_samples,
+           torch_op=lambda t: lambda x, c, y: t.where(c, x, y)),
     OpInfo("clamp", ref=_clamp_ref, dtypes=FLOATING + INTEGRAL, result_dtype=PROMOTE,
            sample_inputs=_clamp_samples, aliases=("clip",), method_aliases=("clip", "clip_")),
     OpInfo("clamp_min", ref=lambda x, v: np.maximum(x, v), dtypes=FLOATING + INTEGRAL,

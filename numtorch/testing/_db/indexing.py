@@ -208,7 +208,9 @@ def _index_select_samples(dtype, requires_grad):
 
 
 def _index_select_ref(x, dim, index):
-    return np.take(x.reshape(1) if x.ndim == 0 else x, index, axis=dim)
+    if x.ndim == 0:  # PyTorch: a 0-d input gives a 0-d result
+        return np.take(x.reshape(1), index).reshape(())
+    return np.take(x, index, axis=dim)
 
 
 def _index_add_samples(dtype, requires_grad):

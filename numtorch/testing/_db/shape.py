@@ -72,7 +72,7 @@ def _t_ref(x):
 
 
 register(
-    _shape_op("reshape", _reshape_ref, ((2, 3), ((3, 2),)), ((2, 3), (-1,)), ((6,), (2, -1)),
+    _shape_op("reshape", _reshape_ref, ((2, 3), ((3, 2),)), ((2, 3), ((-1,),)), ((6,), ((2, -1),)),
               ((), ((1, 1),)), ((2, 3), ((6, 1),)), ((0, 3), ((3, 0),))),
     _shape_op("view", _reshape_ref, ((2, 3), ((3, 2),)), ((2, 3), (-1,)), ((6,), (2, -1)),
               ((), (1,)), ((0, 3), ((3, 0),)), op=lambda x, *s: x.view(*s), inplace=None),
@@ -85,7 +85,7 @@ register(
               ((1, 3, 1), ((0, 2),)), ((), ()), ((1,), (-1,))),
     _shape_op("unsqueeze", lambda x, d: np.expand_dims(x, d), ((2, 3), (0,)), ((2, 3), (-1,)),
               ((2, 3), (1,)), ((), (0,))),
-    _shape_op("permute", _permute_ref, ((2, 3, 4), ((2, 0, 1),)), ((2, 3, 4), (1, 0, 2)),
+    _shape_op("permute", _permute_ref, ((2, 3, 4), ((2, 0, 1),)), ((2, 3, 4), ((1, 0, 2),)),
               ((2, 3), ((-1, 0),)), ((), ((),))),
     _shape_op("transpose", lambda x, a, b: np.swapaxes(x, a, b), ((2, 3, 4), (0, 2)),
               ((2, 3), (-1, -2)), ((2, 3), (1, 1)), aliases=("swapaxes", "swapdims")),

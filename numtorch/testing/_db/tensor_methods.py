@@ -159,6 +159,11 @@ def _copy_samples(dtype, requires_grad):
                       name="cast")
 
 
+def _set_samples(dtype, requires_grad):
+    yield SampleInput(make((2, 3), dtype), (make((2, 3), dtype),))
+    yield SampleInput(make((2, 3), dtype), (make((4,), dtype),), name="other_shape")
+
+
 register(
     _method_only("fill_", _clone_then("fill_"), ref=lambda x, v: np.full_like(x, v),
                  result_dtype=SAME, dtypes=ALL_REAL, sample_inputs=_fill_samples),
@@ -171,11 +176,12 @@ register(
                  sample_inputs=unary_samples(), supports_grad=False,
                  check=lambda s, out: not out.requires_grad),
     _method_only("set_", lambda x, src: x.clone().set_(src), ref=lambda x, src: src,
-                 result_dtype=lambda s: s.args[0].dtype, sample_inputs=_copy_samples, supports_grad=False,
+                 result_dtype=SAME, sample_inputs=_set_samples, supports_grad=False,
                  supports_meta=False, mutates_input=False),  # set_ rebinds storage: no write
     _method_only("resize_as_", lambda x, o: x.clone().resize_as_(o), result_dtype=SAME,
                  sample_inputs=lambda d, r: iter([SampleInput(make((2, 3), d), (make((4,), d),))]),
-                 check=lambda s, out: out.shape == s.args[0].shape, mutates_input=False, **_NO_GRAD),
+                 check=lambda s, out: out.shape == s.args[0].shape, mutates_input=False,
+                 nondeterministic=True, **_NO_GRAD),  # new elements are unspecified
 )
 
 
@@ -253,7 +259,7 @@ register(
     _method_only("new_ones", lambda x, *a, **k: x.new_ones(*a, **k), ref=_new_ref(np.ones),
                  result_dtype=_new_dtype, sample_inputs=_new_samples, **_NO_GRAD),
     _method_only("new_empty", lambda x, *a, **k: x.new_empty(*a, **k), result_dtype=_new_dtype,
-                 sample_inputs=_new_samples, **_NO_GRAD),
+                 sample_inputs=_new_samples, nondeterministic=True, **_NO_GRAD),
     _method_only("new_full", lambda x, *a, **k: x.new_full(*a, **k),
                  ref=lambda x, size, v: np.full(size, v, dtype=x.dtype), result_dtype=SAME,
                  sample_inputs=_new_full_samples, **_NO_GRAD),
