@@ -36,7 +36,10 @@ def to_tensor(x, dtype=None) -> Tensor:
         arr = np.asarray(x)
     elif is_scalar(x):
         d = dtype or _dt.scalar_dtype(x)
-        return wrap_array(np.asarray(x, dtype=d.np))
+        try:
+            return wrap_array(np.asarray(x, dtype=d.np))
+        except OverflowError:  # an int out of the dtype's range wraps around, as in PyTorch
+            return wrap_array(np.asarray(x).astype(d.np))
     else:
         from .creation import tensor
         return tensor(x, dtype=dtype)
@@ -169,7 +172,7 @@ def _fast_operand(x):
 
 def fast_result_dtype(a, ka, b, kb, compute_dtype=None):
     """The NumPy dtype an elementwise op on fast-path operands computes in (cached)."""
-    key = (ka, kb, compute_dtype)
+    key = (ka, kb, compute_dtype, _dt._default[0])  # Python floats take the default dtype
     dt = _PROMOTE_CACHE.get(key)
     if dt is None:
         dt = result_type(a, b)
@@ -199,6 +202,9 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
 def _fast_call(prim, x, y, a, b):
     try:
         out = prim.impl(x, y)
+    except OverflowError:  # NumPy refuses a Python int out of range; PyTorch wraps it
+        dt = x.dtype if x.__class__ is ndarray else y.dtype
+        out = prim.impl(*(v if v.__class__ is ndarray else np.asarray(v).astype(dt) for v in (x, y)))
     except ValueError:
         broadcast_shapes(np.shape(x), np.shape(y))  # raises PyTorch's message
         raise
@@ -221,9 +227,11 @@ def _promotion_key(x):
 
 def _strict_binary(prim, a, b, compute_dtype):
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        raise TypeError(f"{prim.name}: expected at least one Tensor operand, got "
-                        f"{type(a).__name__} and {type(b).__name__}")
-    key = (_promotion_key(a), _promotion_key(b), compute_dtype, "strict")
+        if not (is_scalar(a) and is_scalar(b)):
+            raise TypeError(f"{prim.name}: expected at least one Tensor operand, got "
+                            f"{type(a).__name__} and {type(b).__name__}")
+        a = to_tensor(a)  # torch.add(5, 2.5): the first number becomes a 0-d tensor
+    key = (_promotion_key(a), _promotion_key(b), compute_dtype, "strict", _dt._default[0])
     dt = _PROMOTE_CACHE.get(key)
     if dt is None:
         dt = result_type(a, b)

@@ -76,7 +76,7 @@ def getitem(x, idx):
     if any(isinstance(i, (Tensor, bool)) for i in idx):
         return _advanced_getitem(x, idx)
     out, dim = x, 0
-    for i in idx:
+    for position, i in enumerate(idx):   # PyTorch's messages count index positions
         if i is None:
             out = unsqueeze(out, dim)
             dim += 1
@@ -94,7 +94,7 @@ def getitem(x, idx):
                                  f"or byte Variables are valid indices (got {type(i).__name__})") from None
             n = out.shape[dim]
             if i < -n or i >= n:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+                raise IndexError(f"index {i} is out of bounds for dimension {position} with size {n}")
             out = select(out, dim, i)
     return out
 

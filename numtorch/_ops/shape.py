@@ -503,7 +503,10 @@ def contiguous(input, memory_format=None):
     """Returns a tensor with contiguous memory (``input`` itself if it already is)."""
     d = input._data
     if d.__class__ is ndarray and not d.flags.c_contiguous:
-        return clone(input)
+        out = clone(input)   # clone keeps the layout, as PyTorch's does; force C order
+        if not out._data.flags.c_contiguous:
+            out._data = np.ascontiguousarray(out._data)
+        return out
     return input
 
 
