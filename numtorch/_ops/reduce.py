@@ -8,10 +8,11 @@ from __future__ import annotations
 import collections
 
 import numpy as np
+from numpy import ndarray
 
 from .._core import dtypes as _dt
-from .._core.primitive import bind
-from .._core.tensor import Tensor
+from .._core.primitive import bind, grad_mode
+from .._core.tensor import TENSOR_TYPES, Tensor, wrap_array
 from .._prims import reduction as Rd
 from ._common import canonical_dim, check_tensor, convert, float_dtype_for
 
@@ -45,6 +46,10 @@ def _reduce(prim, x, dim, keepdim, fn):
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the sum of ``input`` over ``dim`` (all elements if None)."""
+    d = input._data if input.__class__ in TENSOR_TYPES else None
+    if (dim is None and dtype is None and d.__class__ is ndarray and d.dtype.kind in "fc"
+            and not (input._requires_grad and grad_mode[0])):
+        return wrap_array(np.add.reduce(d, axis=None))   # Note [Eager fast path]
     check_tensor(input, "input", "sum")
     if dtype is not None:
         input = convert(input, _dt.to_dtype(dtype))

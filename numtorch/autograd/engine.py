@@ -40,15 +40,15 @@ class Node:
         self.prim = prim
         self.params = params
         self.saved = saved
-        self.versions = tuple(s._version_counter.value for s in saved)
+        self.versions = [s._version_counter.value for s in saved]
         self.out = out
         self.next_edges = next_edges
         self.pre_hooks = None
         self.post_hooks = None
-        self.metadata = {}
+        self.metadata = None
 
     def name(self) -> str:
-        if "name" in self.metadata:
+        if self.metadata and "name" in self.metadata:
             return self.metadata["name"]
         return "".join(p.capitalize() for p in self.prim.name.split("_")) + "Backward0"
 

@@ -194,7 +194,7 @@ def record_custom(cls, ctx, args, out, edge_fn, saved_args=None):
     prim = custom_function_multi if isinstance(out, tuple) else custom_function
     node = record(prim, dict(cls=cls, ctx=ctx, arg_positions=positions, nargs=len(args)),
                   edges, saved, out, outs_t)
-    node.metadata["name"] = cls.__name__ + "Backward"
+    node.metadata = {"name": cls.__name__ + "Backward"}
     return node
 
 
