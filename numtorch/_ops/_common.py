@@ -50,6 +50,27 @@ def to_tensor(x, dtype=None) -> Tensor:
 _NP_OK = {d.np for d in _dt.ALL}
 
 
+# PyTorch's error messages name dtypes two ways: by ScalarType ("Float", "Long"; most
+# messages) and by C++ type ("float", "long int"; a few, such as masked_fill's).
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                      "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                      "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                   "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                   "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+                   "complex128": "c10::complex<double>"}
+
+
+def scalar_type_name(dtype) -> str:
+    """PyTorch's ScalarType name of ``dtype`` ("Float", "Long", ...), as its messages print it."""
+    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def cpp_type_name(dtype) -> str:
+    """The C++ type name of ``dtype`` ("float", "long int", ...), for the messages that use it."""
+    return _CPP_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
 def check_tensor(x, name, fn):
     if not isinstance(x, Tensor):
         raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(x).__name__}")

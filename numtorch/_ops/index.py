@@ -19,7 +19,7 @@ from .._core import dtypes as _dt
 from .._core.primitive import bind
 from .._core.tensor import Tensor, wrap_array
 from .._prims import indexing as I
-from ._common import canonical_dim, check_tensor, match_device, to_tensor
+from ._common import canonical_dim, check_tensor, cpp_type_name, match_device, to_tensor
 from .shape import _as_view, flatten, movedim, reshape, select, slice_dim, unsqueeze
 
 
@@ -316,7 +316,7 @@ def masked_fill(input, mask, value):
     from .math import where
     if mask._data.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype}")
+                           f"{cpp_type_name(mask.dtype)}")
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "

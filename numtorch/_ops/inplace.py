@@ -28,7 +28,7 @@ from numpy import ndarray
 from .._core import dtypes as _dt
 from .._core import primitive as _prim
 from .._core.tensor import Tensor, VersionCounter, wrap
-from ._common import broadcast_to, convert
+from ._common import broadcast_to, convert, scalar_type_name
 
 
 def _levels(payload):
@@ -45,8 +45,8 @@ def _levels(payload):
 def _check_castable(self, result, name):
     src, dst = result.dtype, self.dtype
     if _dt._category(src) > _dt._category(dst):
-        raise RuntimeError(f"result type {src.name.capitalize()} can't be cast to the desired "
-                           f"output type {dst.name.capitalize()}")
+        raise RuntimeError(f"result type {scalar_type_name(src)} can't be cast to the desired "
+                           f"output type {scalar_type_name(dst)}")
 
 
 def _check_leaf(self):
@@ -64,6 +64,16 @@ def _snapshot(t: Tensor) -> Tensor:
     s = wrap(np.array(t._data, copy=True))
     s.grad_fn, s._output_nr, s._requires_grad = t.grad_fn, t._output_nr, t._requires_grad
     return s
+
+
+def _operand_snapshot(t: Tensor) -> Tensor:
+    """What ``fn`` of an in-place op reads under autograd: a copy of ``t`` whose history
+    saves no buffer the write is about to change. A view is replayed on a copy of its base,
+    so the view's own node does not save the base being overwritten."""
+    base = t._base
+    if base is not None and t._view_fn is not None and base._data.__class__ is ndarray:
+        return t._view_fn(_snapshot(base))
+    return _snapshot(t)
 
 
 def _fit(self, result, name):
@@ -98,7 +108,7 @@ def inplace(self: Tensor, fn, name="inplace"):
         if tracked and not (isinstance(result, Tensor) and result._requires_grad):
             # A constant written into a tensor autograd tracks (zero_, fill_, copy_ of a
             # constant): the old value's gradient must stop here, as in PyTorch.
-            snap = _snapshot(self)
+            snap = _operand_snapshot(self)
             return assign(self, _constant_write(snap, _fit(self, fn(snap), name)))
         if rd is None or (rd.__class__ is ndarray and not result._requires_grad):
             if rd is None or rd is not d:
@@ -112,7 +122,7 @@ def inplace(self: Tensor, fn, name="inplace"):
             self._version_counter.value += 1
             return self
         if rd.__class__ is ndarray and _prim.grad_mode[0]:
-            result = fn(_snapshot(self))
+            result = fn(_operand_snapshot(self))
     return assign(self, _fit(self, result, name))
 
 

@@ -12,17 +12,14 @@ from .._core import dtypes as _dt
 from .._core.primitive import bind
 from .._core.tensor import Tensor
 from .._prims.contraction import dot_general
-from ._common import broadcast_shapes, broadcast_to, check_tensor, convert
-
-_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-          "int32": "int", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+from ._common import (broadcast_shapes, broadcast_to, check_tensor, convert, cpp_type_name,
+                      scalar_type_name)
 
 
 def _same_dtype(a, b, fn="m1 and m2"):
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"expected {fn} to have the same dtype, but got: "
-                           f"{_NAMES.get(a.dtype.name, a.dtype.name)} != "
-                           f"{_NAMES.get(b.dtype.name, b.dtype.name)}")
+                           f"{cpp_type_name(a.dtype)} != {cpp_type_name(b.dtype)}")
 
 
 def _dot(x, y, xc, yc, xb=(), yb=()):
@@ -185,7 +182,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x = convert(x, _dt.to_dtype(dtype))
     if x._data.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {x.dtype.name.capitalize()}")
+                           f"input. Got {scalar_type_name(x.dtype)}")
     a = M.abs(x)
     if ord == float("inf"):
         return amax(a, dim if dim is not None else (), keepdim)

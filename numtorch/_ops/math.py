@@ -15,7 +15,7 @@ from .._core.tensor import Tensor
 from .._prims import elementwise as E
 from ._common import (broadcast_to, check_tensor, convert, elementwise_binary,
                       elementwise_operands, float_dtype_for, is_scalar, match_device,
-                      result_type, to_tensor, unary_float)
+                      result_type, scalar_type_name, to_tensor, unary_float)
 
 
 # ---------------------------------------------------------------------------------------
@@ -75,7 +75,7 @@ def div(input, other, *, rounding_mode=None, out=None):
         r = elementwise_binary(E.fmod, input, other)
         fix = logical_and(ne(r, 0), ne(lt(r, 0), lt(to_tensor(other) if is_scalar(other) else other, 0)))
         return where(fix, q + 1, q)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                      f"found '{rounding_mode}'")
 
 
@@ -401,7 +401,7 @@ def _bitwise(prim):
     def op(input, other):
         dt = result_type(input, other)
         if dt.is_floating_point or dt.is_complex:
-            raise RuntimeError(f"\"{prim.name}_cpu\" not implemented for '{dt.name.capitalize()}'")
+            raise RuntimeError(f"\"{prim.name}_cpu\" not implemented for '{scalar_type_name(dt)}'")
         return elementwise_binary(prim, input, other)
     op.__name__ = prim.name
     return op
@@ -412,7 +412,7 @@ bitwise_and, bitwise_or, bitwise_xor = (_bitwise(p) for p in (E.bitwise_and, E.b
 
 def bitwise_not(input):
     if input._data.dtype.kind in "fc":
-        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{input.dtype}'")
+        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{scalar_type_name(input.dtype)}'")
     if input._data.dtype == np.bool_:
         return logical_not(input)
     return bind(E.bitwise_not, input)
@@ -464,7 +464,7 @@ def where(condition, input=None, other=None):
     check_tensor(condition, "condition", "where")
     if condition._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {condition.dtype}")
+                           f"with dtype {scalar_type_name(condition.dtype)}")
     dt = result_type(input, other)
     condition, x, y = match_device(condition, to_tensor(input, dt), to_tensor(other, dt))
     shape = _broadcast3(condition, x, y)

@@ -14,7 +14,7 @@ from .._core import dtypes as _dt
 from .._core.primitive import bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Tensor, wrap_array
 from .._prims import reduction as Rd
-from ._common import canonical_dim, check_tensor, convert, float_dtype_for
+from ._common import canonical_dim, check_tensor, convert, float_dtype_for, scalar_type_name
 
 values_indices = collections.namedtuple("return_types", ["values", "indices"])
 
@@ -71,7 +71,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {input.dtype.name.capitalize()}")
+            f"or complex dtype. Got: {scalar_type_name(input.dtype)}")
     axes = _axes(input, dim, "mean")
     n = 1
     for a in axes:
