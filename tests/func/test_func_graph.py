@@ -15,7 +15,7 @@ def test_graph_prints_typed_a_normal_form_with_user_lines():
     src = g.python_code()
     assert src.splitlines()[0] == "def forward(arg0: 'f32[3, 4]', arg1: 'f32[4]'):"
     assert "prims.dot_general(arg0, arg1" in src and "# f32[3]" in src
-    assert "test_graph.py:" in src           # the user's file:line
+    assert "test_func_graph.py:" in src      # the user's file:line
     assert g.primitives() == ["dot_general", "sin", "reduce_sum"]
 
 
