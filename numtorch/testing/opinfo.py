@@ -15,23 +15,28 @@ import zlib
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.tensor import Tensor
+from .._core.tensor import Size, Tensor
 from .._prims.random import Generator
 from ._make_tensor import make_tensor
 
 # Note [OpInfo]
-# Adding an op to the matrix is one declaration:
+# Adding an op to the matrix is one declaration, in the module of its area under
+# numtorch/testing/_db/ (a new file there is picked up by itself):
 #
-#     register(OpInfo("sin", ref=np.sin, sample_inputs=unary_samples()))
+#     register(OpInfo("sin", ref=np.sin, sample_inputs=unary_samples(), dtypes=ALL_REAL,
+#                     result_dtype=FLOAT_INPUT))
 #
 # `op` defaults to `numtorch.<name>`; the Tensor method `<name>`, the in-place method
 # `<name>_` and the listed dunder `operators` are tested against it when they exist.
 # `sample_inputs(dtype, requires_grad)` yields `SampleInput`s; tensors come from `make`,
 # which draws from a generator seeded per (op, dtype), so samples are reproducible and
 # independent of test order. `result_dtype(sample)` is PyTorch's documented dtype of the
-# result (see `ref_result_type`), `ref` the NumPy reference of the values. A column that
-# does not apply is switched off with `supports_*=False`; a known bug is recorded with
-# `xfail(column, reason)` so the suite stays green and the bug stays visible.
+# result (see `ref_result_type`), `ref` the NumPy reference of the values, `check(sample,
+# out)` any other property (random draws). The columns (COLUMNS) are the generic tests
+# in tests/test_ops.py and tests/test_torch_oracle.py; one that does not apply is switched
+# off with `supports_*=False` (or per sample with `SampleInput(skip=...)`), and a known
+# bug is recorded with `skips=(xfail(column, "<bug>, <owner>", dtypes=..., samples=...),)`
+# so the suite stays green and the bug stays visible.
 
 FLOATING = (_dt.float32, _dt.float64)
 INTEGRAL = (_dt.int64, _dt.int32)
@@ -104,6 +109,13 @@ def _short(x):
     if isinstance(x, dict):
         return "{" + ", ".join(f"{k}={_short(v)}" for k, v in x.items()) + "}"
     return repr(x)
+
+
+def flatten_outputs(out):
+    """An op's result as a flat list: tensors and Python values, tuples and lists opened."""
+    if isinstance(out, (tuple, list)) and not isinstance(out, Size):
+        return [v for o in out for v in flatten_outputs(o)]
+    return [out]
 
 
 class Decoration:

@@ -320,6 +320,7 @@ register(
     OpInfo("promote_types", sample_inputs=_promote_types_samples, dtypes=ALL_REAL, method=None,
            check=lambda s, out: out == ref_promote_types(s.input, *s.args), supports_meta=False,
            **_NO_GRAD),
-    OpInfo("broadcast_shapes", ref=lambda *shapes: np.broadcast_shapes(*shapes), dtypes=FLOATING[:1],
+    OpInfo("broadcast_shapes", ref=lambda *shapes: torch.Size(np.broadcast_shapes(*shapes)),
+           dtypes=FLOATING[:1],
            sample_inputs=_broadcast_shapes_samples, method=None, supports_meta=False, **_NO_GRAD),
 )
