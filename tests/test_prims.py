@@ -49,9 +49,10 @@ def _record_calls():
     def recording_eval_bind(prim, args, params):
         arrays = [a._data for a in args]
         if all(isinstance(a, np.ndarray) for a in arrays):
-            # Up to _CALLS_PER_PRIM calls with inexact operands and as many without.
-            inexact = any(a.dtype.kind in "fc" for a in arrays)
-            seen = calls.setdefault(prim.name, {}).setdefault(inexact, {})
+            # Up to _CALLS_PER_PRIM calls each with complex, real floating and other operands.
+            kinds = {a.dtype.kind for a in arrays}
+            group = "c" if "c" in kinds else "f" if "f" in kinds else "other"
+            seen = calls.setdefault(prim.name, {}).setdefault(group, {})
             key = (tuple((a.shape, a.dtype.str) for a in arrays), repr(sorted(params.items())))
             if len(seen) < _CALLS_PER_PRIM:
                 seen.setdefault(key, ([a.copy() for a in arrays], dict(params)))

@@ -61,9 +61,11 @@ def _nan_samples(dtype, requires_grad):
 
 
 register(
-    OpInfo("sum", ref=_sum_ref, dtypes=ALL_REAL, result_dtype=SUM_DTYPE, sample_inputs=_sum_samples),
+    OpInfo("sum", ref=_sum_ref, dtypes=ALL_REAL + (torch.complex128,), result_dtype=SUM_DTYPE,
+           sample_inputs=_sum_samples),
     OpInfo("nansum", ref=_np_reduction(np.nansum), result_dtype=SAME, sample_inputs=_nan_samples),
-    OpInfo("mean", ref=_mean_ref, result_dtype=SAME, sample_inputs=reduction_samples()),
+    OpInfo("mean", ref=_mean_ref, dtypes=FLOATING + (torch.complex128,), result_dtype=SAME,
+           sample_inputs=reduction_samples()),
     OpInfo("nanmean", ref=_np_reduction(np.nanmean), result_dtype=SAME, sample_inputs=_nan_samples),
     OpInfo("prod", ref=_prod_ref, dtypes=FLOATING + INTEGRAL, result_dtype=SUM_DTYPE,
            sample_inputs=_prod_samples),
