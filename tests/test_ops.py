@@ -72,6 +72,12 @@ def cases(column, *, ops=None, dtypes=None, grad=False, keep=None, limit=None):
     return params
 
 
+def extend(params, values):
+    """Each param once per value of ``values(*param.values)``, appended to it and its id."""
+    return [pytest.param(*p.values, v, marks=p.marks, id=f"{p.id}-{v}")
+            for p in params for v in values(*p.values)]
+
+
 def _keeps(keep, op, s):
     try:
         return keep(op, s)
@@ -202,19 +208,11 @@ _OPERATORS = {
 }
 
 
-def _operator_cases():
-    params = []
-    for p in cases("operator", ops=lambda op: bool(op.operators),
-                   keep=lambda op, s: isinstance(s.input, Tensor) and not s.kwargs):
-        op, dtype, index = p.values
-        for dunder in op.operators:
-            params.append(pytest.param(op, dunder, dtype, index, marks=p.marks,
-                                       id=f"{op.name}-{dunder}-{dtype.name}-sample{index}"))
-    return params
-
-
-@pytest.mark.parametrize("op, dunder, dtype, index", _operator_cases())
-def test_operator(op, dunder, dtype, index):
+@pytest.mark.parametrize("op, dtype, index, dunder", extend(
+    cases("operator", ops=lambda op: bool(op.operators),
+          keep=lambda op, s: isinstance(s.input, Tensor) and not s.kwargs),
+    lambda op, dtype, index: op.operators))
+def test_operator(op, dtype, index, dunder):
     s = sample(op, dtype, index)
     x, args = s.input, s.args
     if dunder[:3] == "__r" and "__" + dunder[3:] in _OPERATORS:
@@ -443,18 +441,9 @@ def _in_dims(tensors, pattern):
     return tuple(dims)
 
 
-def _vmap_cases():
-    params = []
-    for p in _transform_cases("vmap", differentiable=False):
-        op, dtype, index = p.values
-        n = len(sample(op, dtype, index).tensors())
-        for pattern in _BDIM_PATTERNS[:3 if n > 1 else 2]:
-            params.append(pytest.param(op, dtype, index, pattern, marks=p.marks,
-                                       id=f"{op.name}-{dtype.name}-sample{index}-{pattern}"))
-    return params
-
-
-@pytest.mark.parametrize("op, dtype, index, pattern", _vmap_cases())
+@pytest.mark.parametrize("op, dtype, index, pattern", extend(
+    _transform_cases("vmap", differentiable=False),
+    lambda op, dtype, index: _BDIM_PATTERNS[:3 if len(sample(op, dtype, index).tensors()) > 1 else 2]))
 def test_vmap(op, dtype, index, pattern):
     """vmap over two examples equals running the op on each and stacking the results."""
     s = sample(op, dtype, index)

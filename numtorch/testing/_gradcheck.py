@@ -23,6 +23,12 @@ def _as_tuple(x):
     return tuple(x)
 
 
+def _differentiable_inputs(inputs):
+    """(inputs as a tuple, positions of the tensors requiring grad)."""
+    inputs = _as_tuple(inputs)
+    return inputs, [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+
 def real_outputs(out):
     """The real floating-point tensors among ``out``; a complex output counts as two
     (its real and imaginary parts), as in PyTorch's gradcheck."""
@@ -122,8 +128,7 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     >>> gradcheck(torch.sin, (x,))
     True
     """
-    inputs = _as_tuple(inputs)
-    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    inputs, diff = _differentiable_inputs(inputs)
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of the them have requires_grad=True.")
@@ -198,8 +203,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
     True
     """
     from .. import autograd
-    inputs = _as_tuple(inputs)
-    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    inputs, diff = _differentiable_inputs(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         outs = real_outputs(func(*inputs))
