@@ -345,7 +345,7 @@ def test_meta(op, dtype, index):
 # ---------------------------------------------------------------------------------------
 # torch.func columns: jvp vs vjp, vmap vs a loop, vmap(grad), grad(grad), jacfwd vs jacrev
 
-from numtorch.func import grad, jacfwd, jacrev, jvp, vjp, vmap  # noqa: E402
+from numtorch.func import grad, jacfwd, jacrev, jvp, make_graph, vjp, vmap  # noqa: E402
 
 
 def _transform_dtype(op):
@@ -524,6 +524,72 @@ def test_jacfwd_jacrev(op, dtype, index):
     # As in PyTorch, jacfwd has the output's dtype and jacrev the input's (casts differ).
     assert_close(jacfwd(f, argnums=argnums)(*leaves), jacrev(f, argnums=argnums)(*leaves),
                  check_dtype=False, rtol=1e-6, atol=1e-6)
+
+
+def _inplace_transform_keep(op, s):
+    return isinstance(s.input, Tensor) and s.input.dtype.is_floating_point and _inplace_ok(op, s)
+
+
+@pytest.mark.parametrize("op, dtype, index", [p for p in cases(
+    "inplace_transforms", dtypes=[F64], keep=_inplace_transform_keep,
+    ops=lambda op: op.inplace is not None and op.supports_vmap and op.supports_jvp
+    and not op.nondeterministic) if "vmap" not in sample(*p.values).skip])
+def test_inplace_under_transforms(op, dtype, index):
+    """``y = x.clone(); y.op_(...)`` under vmap and jvp equals the out-of-place op
+    (in-place ops are functionalized under transforms)."""
+    s = sample(op, dtype, index)
+    tensors = s.tensors()
+
+    def run(inplace):
+        def f(*values):
+            t = _substitute(s, tensors, values)
+            if not inplace:
+                return t.call(op.op)
+            y = t.input.clone()
+            getattr(y, op.inplace)(*t.args, **t.kwargs)
+            return y
+        return f
+    dims = (0,) * len(tensors)
+    batched = _batch(tensors, dims)
+    assert_close(vmap(run(True), in_dims=dims)(*batched), vmap(run(False), in_dims=dims)(*batched),
+                 equal_nan=True)
+    primals = tuple(t.detach() for t in tensors)
+    rng = np.random.default_rng(index)
+    tangents = tuple(_randn_like(t, rng) if t.dtype.is_floating_point else None for t in primals)
+    floats = [i for i, t in enumerate(primals) if t.dtype.is_floating_point]
+
+    def of_floats(f):
+        def g(*xs):
+            values = list(primals)
+            for i, x in zip(floats, xs):
+                values[i] = x
+            return f(*values)
+        return g
+    ins = tuple(primals[i] for i in floats)
+    ts = tuple(tangents[i] for i in floats)
+    assert_close(jvp(of_floats(run(True)), ins, ts), jvp(of_floats(run(False)), ins, ts),
+                 equal_nan=True)
+
+
+def _tensor_outputs_only(op, s):
+    with torch.no_grad():
+        return all(isinstance(o, Tensor) for o in flatten_outputs(s.call(op.op)))
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases(
+    "graph", differentiable=False, keep=_tensor_outputs_only))
+def test_make_graph(op, dtype, index):
+    """The op traced into a graph (make_graph) runs to the eager result, also on other
+    inputs of the same shapes (nothing of the traced values is baked in)."""
+    s = sample(op, dtype, index)
+    tensors = s.tensors()
+
+    def f(*values):
+        return _substitute(s, tensors, values).call(op.op)
+    graph = make_graph(f)(*[t.detach() for t in tensors])
+    for k in range(2):
+        example = _example(tensors, (0,) * len(tensors), k)
+        assert_close(flatten_outputs(graph(*example)), flatten_outputs(f(*example)), equal_nan=True)
 
 # ---------------------------------------------------------------------------------------
 # Coverage: every public op and Tensor method has an entry

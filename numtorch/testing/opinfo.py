@@ -43,10 +43,11 @@ INTEGRAL = (_dt.int64, _dt.int32)
 ALL_REAL = FLOATING + INTEGRAL + (_dt.bool_,)
 
 # A sample whose output shape depends on its values (bool masks) has no meta or vmap form.
-DATA_DEPENDENT = ("meta", "vmap", "vmap_grad", "jac")
+DATA_DEPENDENT = ("meta", "vmap", "vmap_grad", "jac", "graph")
 
 COLUMNS = ("value", "method", "inplace", "operator", "alias", "grad", "gradgrad",
-           "inplace_grad", "meta", "jvp_vjp", "vmap", "vmap_grad", "grad_grad", "jac", "oracle")
+           "inplace_grad", "meta", "jvp_vjp", "vmap", "vmap_grad", "grad_grad", "jac",
+           "inplace_transforms", "graph", "oracle")
 
 
 class SampleInput:
