@@ -24,7 +24,9 @@ def _dot_impl(x, y, *, contracting, batch):
             # Transposed views go to BLAS as transpose flags: no copies (tensordot copies).
             return np.matmul(x if xc == (1,) else x.T, y if yc == (0,) else y.T)
         if y.ndim == 2 and len(yc) == 1 and xc == (x.ndim - 1,):
-            return np.matmul(x, y if yc == (0,) else y.T)
+            # Fold x's leading dims into one GEMM: np.matmul would run one per leading index.
+            rhs = y if yc == (0,) else y.T
+            return np.matmul(x.reshape(-1, x.shape[-1]), rhs).reshape(x.shape[:-1] + (rhs.shape[1],))
         return np.tensordot(x, y, axes=(xc, yc))
     xf, yf = _free(x.ndim, xc, xb), _free(y.ndim, yc, yb)
     xt = x.transpose(list(xb) + xf + list(xc))
