@@ -153,14 +153,16 @@ min = _extremum(Rd.argmin, Rd.reduce_min, "min")
 def _arg(prim, fn):
     def op(input, dim=None, keepdim=False):
         check_tensor(input, "input", fn)
-        if input.numel() == 0:
-            raise RuntimeError(f"{fn}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0.")
         if dim is None:
+            if input.numel() == 0:
+                raise IndexError(f"{fn}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
             return bind(prim, input.reshape(-1), axis=0)
         d = canonical_dim(dim, input.ndim)
         if input.ndim == 0:
             return _zeros_index()
+        if input.shape[d] == 0:
+            raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
         out = bind(prim, input, axis=d)
         return out.unsqueeze(d) if keepdim else out
     op.__name__ = fn

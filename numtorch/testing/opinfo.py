@@ -431,6 +431,7 @@ def reduction_samples(*, low=None, high=None, keepdim=True, tuple_dims=True, ful
         if tuple_dims:
             yield SampleInput(m((2, 3, 2)), ((0, 2),), name="tupledim")
         yield SampleInput(m((4,)), (0,), name="1d")
+        yield SampleInput(m((0, 3)), (1,), name="empty_batch")  # reduces the non-empty dim
         if zero_d:
             yield SampleInput(m(()), (0,) if dim_required else (), name="0d")
     return gen
