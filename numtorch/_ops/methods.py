@@ -9,7 +9,7 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.tensor import Tensor, device as _device
-from . import creation, index, inplace as _inplace, linalg, math, reduce, shape
+from . import creation, index, inplace as _inplace, linalg, math, reduce, shape, sorting
 from .._core.primitive import grad_mode
 from .._prims import elementwise as E
 from ._common import _fast_operand, fast_result_dtype, result_type, to_tensor
@@ -61,6 +61,8 @@ def _linalg_methods():
 
 
 _linalg_methods()
+for _name in "sort argsort msort topk kthvalue median".split():
+    setattr(Tensor, _name, getattr(sorting, _name))
 Tensor.__getitem__ = index.getitem
 Tensor.__setitem__ = index.setitem
 Tensor.T = property(lambda self: shape.permute(self, tuple(reversed(range(self.ndim)))))

@@ -1,0 +1,84 @@
+"""Sorting ops: sort, argsort, msort, topk, kthvalue, median, all on the `sort` primitive."""
+from __future__ import annotations
+
+import collections
+
+from .._core.primitive import bind
+from .._prims.sorting import sort as sort_p
+from ._common import canonical_dim, check_tensor
+
+_sort_result = collections.namedtuple("sort", ["values", "indices"])
+_topk_result = collections.namedtuple("topk", ["values", "indices"])
+_kthvalue_result = collections.namedtuple("kthvalue", ["values", "indices"])
+_median_result = collections.namedtuple("median", ["values", "indices"])
+
+
+def _sorted(input, dim, descending, fn):
+    check_tensor(input, "input", fn)
+    if input.ndim == 0:
+        from .creation import zeros
+        return input.clone(), zeros((), dtype=int, device=input.device)
+    d = canonical_dim(dim, input.ndim)
+    values, indices = bind(sort_p, input, axis=d, descending=bool(descending))
+    return values, indices
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """Sorts ``input`` along ``dim``; returns the namedtuple (values, indices).
+
+    The sort is always stable (ties keep their order), which ``stable=False`` permits.
+    """
+    return _sort_result(*_sorted(input, dim, descending, "sort"))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim``."""
+    return _sorted(input, dim, descending, "argsort")[1]
+
+
+def msort(input):
+    """Sorts ``input`` along its first dimension."""
+    return _sorted(input, 0, False, "msort")[0]
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The ``k`` largest (or smallest) elements along ``dim``: namedtuple (values, indices)."""
+    check_tensor(input, "input", "topk")
+    n = input.shape[canonical_dim(dim, input.ndim)] if input.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(f"selected index k out of range: k={k} for a dimension of size {n}")
+    values, indices = _sorted(input, dim, largest, "topk")
+    if input.ndim == 0:
+        return _topk_result(values, indices)
+    d = canonical_dim(dim, input.ndim)
+    return _topk_result(values.narrow(d, 0, k), indices.narrow(d, 0, k))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element (1-based) along ``dim``: namedtuple (values, indices)."""
+    check_tensor(input, "input", "kthvalue")
+    d = canonical_dim(dim, input.ndim) if input.ndim else 0
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}: "
+                         f"k={k} but the size is {n}")
+    values, indices = _sorted(input, dim, False, "kthvalue")
+    if input.ndim == 0:
+        return _kthvalue_result(values, indices)
+    v, i = values.select(d, k - 1), indices.select(d, k - 1)
+    if keepdim:
+        v, i = v.unsqueeze(d), i.unsqueeze(d)
+    return _kthvalue_result(v, i)
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median: of all elements (a tensor), or along ``dim`` (values, indices)."""
+    check_tensor(input, "input", "median")
+    if dim is None:
+        flat = input.reshape(-1)
+        if flat.numel() == 0:
+            raise IndexError("median() input tensor cannot be empty")
+        return kthvalue(flat, (flat.numel() + 1) // 2, 0).values
+    d = canonical_dim(dim, input.ndim) if input.ndim else 0
+    n = input.shape[d] if input.ndim else 1
+    return _median_result(*kthvalue(input, (n + 1) // 2, dim, keepdim))
