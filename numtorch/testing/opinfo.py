@@ -229,11 +229,19 @@ _SAMPLE_GENERATOR = Generator()
 
 
 def make(shape, dtype, requires_grad=False, *, low=None, high=None, exclude_zero=False,
-         noncontiguous=False):
-    """A sample tensor; ``requires_grad`` only applies to floating dtypes."""
+         noncontiguous=False, distinct=False):
+    """A sample tensor; ``requires_grad`` only applies to floating dtypes. ``distinct``:
+    no two elements equal (a shuffled range around 0), for ops whose result order is
+    unspecified on ties (sort, topk, max with indices)."""
+    grad = requires_grad and (dtype.is_floating_point or dtype.is_complex)
+    if distinct:
+        from .._ops.creation import from_numpy
+        n = int(np.prod(shape))
+        values = _SAMPLE_GENERATOR._np.permutation(n) - n // 2
+        return from_numpy(values.reshape(shape).astype(dtype.np)).requires_grad_(grad)
     return make_tensor(shape, dtype=dtype, low=low, high=high, exclude_zero=exclude_zero,
                        noncontiguous=noncontiguous, generator=_SAMPLE_GENERATOR,
-                       requires_grad=requires_grad and (dtype.is_floating_point or dtype.is_complex))
+                       requires_grad=grad)
 
 
 def make_index(shape, high, *, low=0):
