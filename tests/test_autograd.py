@@ -137,6 +137,29 @@ def test_gradcheck_catches_a_wrong_backward():
     assert gradcheck(Wrong.apply, (x,), raise_exception=False) is False
 
 
+def test_gradcheck_forward_ad_catches_a_wrong_jvp():
+    class WrongJvp(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(WrongJvp.apply, (x,))
+    with pytest.raises(RuntimeError, match="While considering the forward AD, Jacobian mismatch"):
+        gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
+
+
 def test_detach_and_requires_grad_flags():
     x = leaf(1.0)
     y = (x * 2).detach()

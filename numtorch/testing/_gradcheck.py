@@ -121,7 +121,11 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     Every floating-point tensor in ``inputs`` with ``requires_grad`` is perturbed by
     ``±eps`` element by element; the resulting Jacobian must match the one backward
     computes within ``atol + rtol * |numerical|``. Use float64 inputs. Returns True, or
-    raises ``GradcheckError`` (returns False with ``raise_exception=False``).
+    raises ``GradcheckError`` (returns False with ``raise_exception=False``). With
+    ``check_forward_ad`` the Jacobian by ``func.jvp`` is checked too. Complex outputs count
+    as their real and imaginary parts; complex inputs are not supported. ``nondet_tol``,
+    ``check_undefined_grad``, ``check_grad_dtypes``, the batched checks, ``fast_mode`` and
+    ``masked`` are accepted for PyTorch compatibility and ignored (every Jacobian is full).
 
     >>> import numtorch as torch
     >>> x = torch.randn(3, dtype=torch.float64, requires_grad=True)
