@@ -29,7 +29,8 @@ def _unary_float(name, ref, *, low=None, high=None, aliases=(), edge=_EDGE, **kw
                   **kw)
 
 
-_WITH_COMPLEX = ALL_REAL + (torch.complex128,)
+# Functions checked in half precision and complex128 too (values and vs PyTorch).
+_WITH_COMPLEX = ALL_REAL + (torch.float16, torch.complex128)
 
 register(
     _unary_float("exp", np.exp, low=-4, high=4, dtypes=_WITH_COMPLEX),
