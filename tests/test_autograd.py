@@ -122,42 +122,33 @@ def test_gradcheck_and_gradgradcheck_on_a_composite():
     assert gradgradcheck(f, (x, w))
 
 
-def test_gradcheck_catches_a_wrong_backward():
-    class Wrong(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
+class WrongRules(torch.autograd.Function):
+    """forward doubles; backward and jvp both claim a factor of 3."""
 
-        @staticmethod
-        def backward(ctx, g):
-            return g * 3
+    @staticmethod
+    def forward(x):
+        return x * 2
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * 3
+
+
+def test_gradcheck_catches_a_wrong_backward_and_a_wrong_jvp():
     x = torch.randn(3, dtype=torch.float64, requires_grad=True)
     with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
-        gradcheck(Wrong.apply, (x,))
-    assert gradcheck(Wrong.apply, (x,), raise_exception=False) is False
-
-
-def test_gradcheck_forward_ad_catches_a_wrong_jvp():
-    class WrongJvp(torch.autograd.Function):
-        @staticmethod
-        def forward(x):
-            return x * 2
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            pass
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
-        @staticmethod
-        def jvp(ctx, t):
-            return t * 3
-    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
-    assert gradcheck(WrongJvp.apply, (x,))
+        gradcheck(WrongRules.apply, (x,))
+    assert gradcheck(WrongRules.apply, (x,), raise_exception=False) is False
     with pytest.raises(RuntimeError, match="While considering the forward AD, Jacobian mismatch"):
-        gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
+        gradcheck(WrongRules.apply, (x,), check_backward_ad=False, check_forward_ad=True)
 
 
 def test_detach_and_requires_grad_flags():
