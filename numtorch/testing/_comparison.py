@@ -193,14 +193,16 @@ def _close(a, e, rtol, atol, equal_nan):
 
 
 def _diffs(a, e):
-    """Absolute and relative differences, computed in float64 (or complex128)."""
-    kind = np.result_type(a, e).kind
-    wide = np.complex128 if kind == "c" else np.float64
-    a64, e64 = a.astype(wide), e.astype(wide)
+    """Absolute and relative differences as PyTorch computes them for its report: in the
+    operands' own precision (float32 stays float32), integers exactly with the relative
+    difference in float32."""
+    dtype = np.result_type(a, e)
     with np.errstate(all="ignore"):
-        abs_diff = np.abs(a64 - e64)
-        rel_diff = abs_diff / np.abs(e64)
-    return abs_diff, rel_diff
+        if dtype.kind in "biu":
+            abs_diff = np.abs(a.astype(np.int64) - e.astype(np.int64))
+            return abs_diff, abs_diff.astype(np.float32) / np.abs(e.astype(np.float32))
+        abs_diff = np.abs(a.astype(dtype) - e.astype(dtype))
+        return abs_diff, abs_diff / np.abs(e.astype(dtype))
 
 
 def _fmt(v, exact):
