@@ -31,7 +31,7 @@ class Primitive:
     """A strict primitive operation with its rules attached (see Note [Primitive rules])."""
 
     __slots__ = ("name", "impl", "shape", "jvp", "vjp", "batch", "multiple_results",
-                 "nondiff", "inplace", "ufunc", "__weakref__")
+                 "nondiff", "inplace", "ufunc", "vjp_needs", "__weakref__")
 
     def __init__(self, name, *, impl=None, shape=None, jvp=None, vjp=None, batch=None,
                  multiple_results=False, nondiff=False, register=True):
@@ -41,6 +41,7 @@ class Primitive:
         self.nondiff = nondiff
         self.inplace = False
         self.ufunc = None   # the NumPy ufunc when impl is one (in-place ops write `out=`)
+        self.vjp_needs = None   # Note [What backward reads] (autograd/engine.py)
         if register:
             ALL_PRIMITIVES[name] = self
 

@@ -126,3 +126,7 @@ def _dot_batch(values, bdims, *, contracting, batch):
 
 dot_general = Primitive("dot_general", impl=_dot_impl, shape=_dot_shape, vjp=_dot_vjp,
                         jvp=_dot_jvp, batch=_dot_batch)
+
+
+# Note [What backward reads] (autograd/engine.py): each operand's cotangent reads the other.
+dot_general.vjp_needs = ((1,), (0,))

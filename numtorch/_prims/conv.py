@@ -235,3 +235,7 @@ def _conv_batch(values, bdims, *, groups, **params):
 
 conv = Primitive("conv", impl=_conv_impl, shape=_conv_shape, jvp=_conv_jvp, vjp=_conv_vjp,
                  batch=_conv_batch)
+
+
+# Note [What backward reads] (autograd/engine.py): each operand's cotangent reads the other.
+conv.vjp_needs = ((1,), (0,))

@@ -371,3 +371,18 @@ convert_element_type = Primitive(
                                 if np.dtype(dtype).kind in "fc"
                                 else T.zeros_like(convert_element_type.bind(p[0], dtype=dtype))),
     batch=lambda v, d, *, dtype: (convert_element_type.bind(v[0], dtype=dtype), d[0]))
+
+
+# Note [What backward reads] (autograd/engine.py): the values each VJP rule reads.
+_X, _OUT, _BOTH = ((0,),), (("out",),), ((0, "out"),)
+for _p, _n in {
+        neg: (), sign: (), floor: (), ceil: (), round: (), trunc: (), conj: (), real: (),
+        imag: (), exp: _OUT, exp2: _OUT, expm1: _OUT, sqrt: _OUT, tan: _OUT, tanh: _OUT,
+        sigmoid: _OUT, rsqrt: _BOTH, log: _X, log2: _X, log10: _X, log1p: _X, sin: _X,
+        cos: _X, asin: _X, acos: _X, atan: _X, sinh: _X, cosh: _X, asinh: _X, acosh: _X,
+        atanh: _X, erf: _X, abs: _X,
+        add: (), sub: (), complex_: (), mul: ((1,), (0,)), div: ((1,), (1, "out")),
+        pow: ((0, 1), (0, "out")), maximum: ((0, 1), (0, 1)), minimum: ((0, 1), (0, 1)),
+        atan2: ((0, 1), (0, 1)), fmod: ((), (0, 1)), remainder: ((), (0, 1)),
+        select: ((), (0,), (0,)), convert_element_type: ()}.items():
+    _p.vjp_needs = _n

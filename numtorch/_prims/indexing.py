@@ -174,3 +174,9 @@ index_add = Primitive(
     jvp=lambda p, t, *, axis: (index_add.bind(*p, axis=axis), index_add.bind(
         _zeros_for(p[0], t[0]), p[1], _zeros_for(p[2], t[2]), axis=axis)),
     batch=_index_add_batch)
+
+
+# Note [What backward reads] (autograd/engine.py): cotangents read the index only.
+gather.vjp_needs = take.vjp_needs = ((1,), ())
+scatter.vjp_needs = ((1,), (), (1,))
+scatter_add.vjp_needs = index_add.vjp_needs = ((), (), (1,))

@@ -99,3 +99,8 @@ cumsum.jvp = lambda p, t, *, axis: (cumsum.bind(p[0], axis=axis), cumsum.bind(t[
 cumsum.batch = lambda v, d, *, axis: (cumsum.bind(move_bdim(v[0], d[0], 0), axis=axis + 1), 0)
 
 from .shape import broadcast_in_dim  # noqa: E402
+
+
+# Note [What backward reads] (autograd/engine.py)
+reduce_sum.vjp_needs = cumsum.vjp_needs = ()
+reduce_max.vjp_needs = reduce_min.vjp_needs = reduce_prod.vjp_needs = ((0, "out"),)

@@ -243,3 +243,8 @@ copy = Primitive("copy", impl=lambda x: np.array(x, copy=True),
 copy.jvp = _linear_jvp(copy)
 
 from .reduction import reduce_sum  # noqa: E402  (the transpose of broadcast_in_dim)
+
+
+# Note [What backward reads] (autograd/engine.py): these rules read shapes only.
+for _p in (broadcast_in_dim, reshape, transpose, slice_p, pad, concatenate, flip, copy):
+    _p.vjp_needs = ()

@@ -33,14 +33,15 @@ from .._ops.math import add as _ops_add
 class Node:
     """A backward function in the autograd graph (``grad_fn``)."""
 
-    __slots__ = ("prim", "params", "saved", "versions", "out", "next_edges", "pre_hooks",
-                 "post_hooks", "metadata", "__weakref__")
+    __slots__ = ("prim", "params", "saved", "checked", "versions", "out", "next_edges",
+                 "pre_hooks", "post_hooks", "metadata", "__weakref__")
 
     def __init__(self, prim, params, saved, out, next_edges):
         self.prim = prim
         self.params = params
         self.saved = saved
-        self.versions = [s._version_counter.value for s in saved]
+        self.checked = checked = _values_read(prim, saved, out, next_edges)
+        self.versions = [s._version_counter.value for s in checked]
         self.out = out
         self.next_edges = next_edges
         self.pre_hooks = None
@@ -83,7 +84,7 @@ class Node:
                 "of the graph are freed when you call .backward() or autograd.grad(). Specify "
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward.")
-        for s, v in zip(self.saved, self.versions):
+        for s, v in zip(self.checked, self.versions):
             if s._version_counter.value != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
@@ -95,7 +96,34 @@ class Node:
 
     def release(self):
         self.saved = None
+        self.checked = None
         self.out = None
+
+
+# Note [What backward reads]
+# A node keeps every primal (rules may read shapes), but only the values its VJP rule reads
+# for the inputs that need gradients are version-checked: `y = x * 3; x.add_(1)` is fine,
+# as in PyTorch, because the gradient of x reads the constant, not x. A primitive states
+# this in `vjp_needs`: per input, the primal indices (and "out") its cotangent reads; None
+# means "everything, and the output".
+
+def _values_read(prim, saved, out, edges):
+    needs = prim.vjp_needs
+    outs = out if prim.multiple_results else (out,)
+    if needs is None:
+        return [*saved, *(o for o in outs if o.__class__ is Tensor)]
+    if not needs:   # () : the rule reads shapes only
+        return []
+    read = set()
+    for i, e in enumerate(edges):
+        if e is not None:
+            read.update(needs[i])
+    if not read:
+        return []
+    checked = [saved[i] for i in sorted(i for i in read if i != "out")]
+    if "out" in read:
+        checked.extend(o for o in outs if o.__class__ is Tensor)
+    return checked
 
 
 class AccumulateGrad:

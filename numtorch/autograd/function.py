@@ -177,6 +177,8 @@ def _custom_vjp(cts, out, *saved, cls, ctx, arg_positions, nargs):
 custom_function = Primitive("custom_function", vjp=_custom_vjp, register=False)
 custom_function_multi = Primitive("custom_function_multi", vjp=_custom_vjp,
                                   multiple_results=True, register=False)
+# The user's backward reads ctx.saved_tensors, not the inputs (Note [What backward reads]).
+custom_function.vjp_needs = custom_function_multi.vjp_needs = ()
 
 
 def record_custom(cls, ctx, args, out, edge_fn, saved_args=None):
