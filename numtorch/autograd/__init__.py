@@ -4,3 +4,11 @@ from .api import backward, grad  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
 from . import functional  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # torch.autograd.gradcheck / gradgradcheck live in numtorch.testing (loaded on first use).
+    if name in ("gradcheck", "gradgradcheck"):
+        from ..testing import _gradcheck
+        return getattr(_gradcheck, name)
+    raise AttributeError(f"module 'numtorch.autograd' has no attribute '{name}'")
