@@ -56,3 +56,4 @@ from ._ops.linalg_ops import (inverse, logdet, pinverse, matrix_power, cholesky_
 from ._ops.linalg_ops import det, slogdet  # noqa: E402,F401
 from ._ops.einsum import einsum  # noqa: E402,F401
 from ._ops.sorting import sort, argsort, msort, topk, kthvalue, median  # noqa: E402,F401
+from ._core.printing import set_printoptions  # noqa: E402,F401

@@ -95,22 +95,7 @@ REPR_CASES = [
     "zeros(0)", "zeros(2, 0)", "zeros(2, 3, 4)", "arange(2000.)", "tensor([1+2j])",
     "randn(3, device='meta')",
 ]
-# Known differences (numtorch/_core/printing.py, owned by the lead): strict xfails.
-REPR_BUGS = {
-    "tensor([True, False])": "bools are not right-aligned to a common width",
-    "zeros(0)": "an empty 1-d tensor prints size=(0,) (PyTorch omits it)",
-    "zeros(2, 0)": "an empty float32 tensor prints dtype=torch.float32 (PyTorch omits it)",
-    "zeros(2, 3, 4)": "the blank line between 3-d blocks carries trailing spaces",
-    "arange(2000.)": "summarized output: precision and line wrapping differ",
-    "tensor([1+2j])": "complex numbers: precision differs (1.0000+2.0000j vs 1.+2.j)",
-    "tensor([float('nan'), float('inf'), -float('inf')])": "nan/inf padded to the width of -inf",
-    "randn(3, device='meta')": "meta: keyword order and a default dtype that PyTorch omits",
-}
-
-
-@pytest.mark.parametrize("expr", [
-    pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=f"printing.py (lead): {REPR_BUGS[e]}"))
-    if e in REPR_BUGS else e for e in REPR_CASES])
+@pytest.mark.parametrize("expr", REPR_CASES)
 def test_repr_matches_torch(expr):
     real_torch = pytest.importorskip("torch")
     ours = repr(eval("torch." + expr.format(m="torch")))
