@@ -241,9 +241,10 @@ def _add_suffixes(text: str, suffixes, indent: int) -> str:
     return "".join(parts) + ")"
 
 
-def _is_parameter_class(cls) -> bool:
-    return any(c.__name__ == "Parameter" and c.__module__ == "numtorch.nn.parameter"
-               for c in cls.__mro__)
+def _parameter_base(cls):
+    """``nn.Parameter`` if ``cls`` is it or derives from it, else None (no import of nn)."""
+    return next((c for c in cls.__mro__ if c.__name__ == "Parameter"
+                 and c.__module__ == "numtorch.nn.parameter"), None)
 
 
 def _has_default_dtype(dtype) -> bool:
@@ -285,24 +286,22 @@ def tensor_repr(t) -> str:
     if d.__class__ is not ndarray and not isinstance(d, MetaArray):
         return _tracer_repr(d)
     cls = type(t)
-    is_param = _is_parameter_class(cls)
-    plain = cls is Tensor or is_param and cls.__name__ == "Parameter"
+    param = _parameter_base(cls)
+    plain = cls is Tensor or cls is param
     prefix = "tensor(" if plain else cls.__name__ + "("
     indent = len(prefix)
     dtype = _dt.from_numpy(d.dtype)
     suffixes = []
-    if isinstance(d, MetaArray):
-        suffixes.append("device='meta'")
-        suffixes.append(f"size={tuple(d.shape)}")
-        if dtype is not _dt.get_default_dtype():
-            suffixes.append(f"dtype={dtype}")
-        body = "..."
-    elif d.size == 0:
-        if d.ndim != 1:
+    meta = isinstance(d, MetaArray)
+    if meta or d.size == 0:
+        # No elements show the dtype, so only the default float dtype goes unsaid.
+        if meta:
+            suffixes.append("device='meta'")
+        if meta or d.ndim != 1:
             suffixes.append(f"size={tuple(d.shape)}")
         if dtype is not _dt.get_default_dtype():
             suffixes.append(f"dtype={dtype}")
-        body = "[]"
+        body = "..." if meta else "[]"
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append(f"size={tuple(d.shape)}")
@@ -311,9 +310,9 @@ def tensor_repr(t) -> str:
         body = _Printer(d).nested(d, indent)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t._requires_grad:   # (the property fails on meta payloads)
+    elif t._requires_grad:   # the flag itself: `requires_grad` fails on meta payloads
         suffixes.append("requires_grad=True")
     out = _add_suffixes(prefix + body, suffixes, indent)
-    if is_param:   # Parameter.__repr__; a subclass also shows its own name, as PyTorch's
+    if param is not None:   # Parameter.__repr__; a subclass also shows its name, as PyTorch's
         out = "Parameter containing:\n" + (out if plain else f"Parameter({out})")
     return out
