@@ -433,15 +433,17 @@ def lstsq(A, B, rcond=None, *, driver=None):
     x = pinv(A, rtol=rtol) @ b
     s = bind(L.svdvals, A)
     rank = R.sum(s > _cutoff(A, s, None, rtol), -1)
-    empty = zeros(0, dtype=s.dtype)
+    empty = zeros(0, dtype=s.dtype, device=A.device)
     residuals = empty
     if driver != "gelsy" and m > n and bool(R.all(rank == n)):
         residuals = R.sum(M.abs(A @ x - b) ** 2, -2)
     if vector:
         x = x.squeeze(-1)
         residuals = residuals.squeeze(-1) if residuals.numel() else residuals
-    return linalg_lstsq(x, residuals, rank if driver != "gels" else zeros(0, dtype=_dt.int64),
-                        s if driver in ("gelsd", "gelss") else empty)
+    # As in PyTorch, the singular values are not differentiable outputs.
+    return linalg_lstsq(x, residuals, rank if driver != "gels" else
+                        zeros(0, dtype=_dt.int64, device=A.device),
+                        s.detach() if driver in ("gelsd", "gelss") else empty)
 
 
 # ---------------------------------------------------------------------------------------
@@ -562,8 +564,8 @@ def svd_top(input, some=True, compute_uv=True):
         s = svdvals(input)
         m, n = input.shape[-2:]
         lead = tuple(input.shape[:-2])
-        return torch_svd(zeros(lead + (m, m), dtype=input.dtype), s,
-                         zeros(lead + (n, n), dtype=input.dtype))
+        return torch_svd(zeros(lead + (m, m), dtype=input.dtype, device=input.device), s,
+                         zeros(lead + (n, n), dtype=input.dtype, device=input.device))
     u, s, vh = svd(input, full_matrices=not some)
     return torch_svd(u, s, _mH(vh))
 

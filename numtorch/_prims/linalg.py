@@ -264,9 +264,17 @@ def _cholesky_impl(a):
         raise
 
 
-def _phi(x):
-    """Lower triangle with the diagonal halved."""
-    return T.tril(x) - 0.5 * T.diag_embed(_diag(x))
+# Note [Hermitian tangents]
+# cholesky and eigh read one triangle of their input, and (as in PyTorch) their derivatives
+# are defined for Hermitian perturbations only: the vjps return PyTorch's cotangents. The
+# jvps are written as the exact transposes of those vjps, so they agree with PyTorch's on
+# Hermitian tangents and <u, jvp(t)> == <vjp(u), t> holds for every tangent. For eigh
+# that is the jvp of the Hermitian part of t (its vjp is Hermitian); for cholesky, whose
+# complex vjp keeps an imaginary diagonal, Phi(X) becomes (tril(X) + tril(X^H, -1)) / 2
+# (equal to Phi(X) when X is Hermitian).
+
+def _hermitian_part(t):
+    return 0.5 * (t + _mH(t))
 
 
 def _cholesky_jvp(primals, tangents):
@@ -274,7 +282,7 @@ def _cholesky_jvp(primals, tangents):
     lo = cholesky.bind(a)
     p = triangular_solve.bind(lo, ta, lower=True, unit_diagonal=False)          # L^-1 dA
     inner = _mH(triangular_solve.bind(lo, _mH(p), lower=True, unit_diagonal=False))
-    return lo, lo @ _phi(inner)
+    return lo, lo @ (0.5 * (T.tril(inner) + T.tril(_mH(inner), -1)))   # Note [Hermitian tangents]
 
 
 def _cholesky_vjp(g, lo, a):
@@ -390,7 +398,7 @@ def _eigh_shape(a, *, lower):
 def _eigh_jvp(primals, tangents, *, lower):
     (a,), (ta,) = primals, tangents
     w, v = eigh.bind(a, lower=lower)
-    k = _mH(v) @ ta @ v
+    k = _mH(v) @ _hermitian_part(ta) @ v          # Note [Hermitian tangents]
     dw = _diag(k).real if k.is_complex() else _diag(k)
     return (w, v), (dw, v @ (_safe_reciprocal_gaps(w).to(k.dtype) * k))
 
