@@ -35,7 +35,7 @@ from ._ops.shape import (reshape, flatten, ravel,  # noqa: F401
 from ._ops.index import (gather, take_along_dim, scatter, scatter_add, index_select, index_add,  # noqa: F401
                          masked_fill, masked_select, nonzero, argwhere, unique, index_put)
 from ._ops.linalg import (matmul, mm, bmm, mv, dot, vdot, inner, outer, ger, cross, tensordot,  # noqa: F401
-                          addmm)
+                          addmm, trace)
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled,  # noqa: F401
                                  inference_mode)
 from . import autograd  # noqa: F401

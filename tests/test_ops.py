@@ -597,6 +597,8 @@ def test_make_graph(op, dtype, index):
 # Public names that are not ops (nothing to sample), each with where it is tested; modules
 # and dtype objects (torch.float32, torch.half, ...: test_dtypes.py) are not ops either.
 NOT_OPS = {
+    # printing: tests/test_printing.py
+    "set_printoptions",
     # classes: test_tensor.py, test_dtypes.py
     "dtype", "Tensor", "Size", "device", "Generator",
     # grad mode: test_autograd.py

@@ -9,6 +9,8 @@ class MetaArray:
 
     __slots__ = ("shape", "dtype")
 
+    requires_grad = False   # the Tensor holding it carries the flag
+
     def __init__(self, shape, dtype):
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)

@@ -166,6 +166,13 @@ def tensordot(a, b, dims=2):
     return _dot(a, b, xc, yc)
 
 
+def trace(input):
+    """The sum of the main diagonal of a 2-D tensor."""
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return input.diagonal().sum()
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``."""
     out = mm(mat1, mat2)

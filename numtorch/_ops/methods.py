@@ -34,7 +34,7 @@ _FORWARDED = {
         repeat_interleave contiguous clone detach diagonal diag diag_embed tril triu""",
     index: """gather take_along_dim scatter scatter_add index_select index_add masked_fill
         masked_select masked_scatter nonzero argwhere unique index_put""",
-    linalg: "matmul mm bmm mv dot vdot inner outer ger cross",
+    linalg: "matmul mm bmm mv dot vdot inner outer ger cross trace addmm",
 }
 
 for _module, _names in _FORWARDED.items():

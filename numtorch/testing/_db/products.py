@@ -68,4 +68,7 @@ register(
            sample_inputs=_addmm_samples),
     OpInfo("cross", ref=lambda a, b, dim=None: np.cross(a, b, axis=-1 if dim is None else dim),
            result_dtype=SAME, sample_inputs=_cross_samples, **_INT),
+    OpInfo("trace", ref=np.trace, result_dtype=SAME, dtypes=FLOATING,
+           sample_inputs=lambda d, r: iter([SampleInput(make((3, 3), d, r)),
+                                            SampleInput(make((2, 4), d, r), name="wide")])),
 )
