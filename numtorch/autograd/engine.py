@@ -30,6 +30,19 @@ from .._ops.math import add as _ops_add
 # network never computes a gradient for its input data.
 
 
+# PyTorch's names for the backward nodes of primitives that correspond to one of its ops
+# (grad_fn prints these); the others are named after the primitive.
+_TORCH_NODE_NAMES = {
+    "reduce_sum": "SumBackward0", "dot_general": "MmBackward0", "reshape": "ViewBackward0",
+    "select": "WhereBackward0", "concatenate": "CatBackward0", "copy": "CloneBackward0",
+    "convert_element_type": "ToCopyBackward0", "broadcast_in_dim": "ExpandBackward0",
+    "slice": "SliceBackward0", "reduce_max": "AmaxBackward0",
+    "reduce_min": "AminBackward0", "reduce_prod": "ProdBackward0", "take": "IndexBackward0",
+    "scatter": "IndexPutBackward0", "maximum": "MaximumBackward0", "minimum": "MinimumBackward0",
+    "sigmoid": "SigmoidBackward0", "pad": "ConstantPadNdBackward0", "conv": "ConvolutionBackward0",
+}
+
+
 class Node:
     """A backward function in the autograd graph (``grad_fn``)."""
 
@@ -51,6 +64,9 @@ class Node:
     def name(self) -> str:
         if self.metadata and "name" in self.metadata:
             return self.metadata["name"]
+        torch_name = _TORCH_NODE_NAMES.get(self.prim.name)
+        if torch_name:
+            return torch_name
         return "".join(p.capitalize() for p in self.prim.name.split("_")) + "Backward0"
 
     def __repr__(self):
