@@ -612,19 +612,10 @@ NOT_OPS = {
 
 # Ops other engineers own and will add entries for (numtorch/testing/_db/<area>.py): a
 # strict xfail while the entry is missing, an ordinary pass once it exists.
-PENDING = {
-    "einsum": "einsum owner (_ops/einsum.py)",
-    **{n: "conv/pool owner (_ops/conv.py)" for n in (
-        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-        "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d")},
-    **{n: "linalg owner (_ops/linalg_ops.py)" for n in (
-        "inverse", "logdet", "pinverse", "matrix_power", "cholesky_solve", "cholesky_inverse",
-        "triangular_solve", "cholesky", "svd", "det", "slogdet")},
-}
+PENDING = {}
 
 # Tensor methods other engineers own (strict xfails, as PENDING).
-PENDING_METHODS = {n: "linalg owner (_ops/linalg_ops.py)" for n in (
-    "cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "qr", "slogdet", "svd")}
+PENDING_METHODS = {}
 
 # Tensor attributes set by numtorch/_ops that are not ops.
 NOT_OP_METHODS = {
