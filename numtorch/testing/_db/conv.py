@@ -25,6 +25,12 @@ def _ntuple(v, nd):
     return (v,) * nd if isinstance(v, int) else tuple(v) * (nd if len(v) == 1 else 1)
 
 
+def _strided(tap, dilation, count, stride):
+    """Per dim, the slice of ``count`` positions ``tap * dilation + i * stride``."""
+    return tuple(slice(t * d, t * d + (n - 1) * s + 1, s)
+                 for t, d, n, s in zip(tap, dilation, count, stride))
+
+
 # ---------------------------------------------------------------------------------------
 # Convolution
 
@@ -47,13 +53,17 @@ def _conv_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     n, c, o = x.shape[0], x.shape[1], w.shape[0]
     result = np.zeros([n, groups, o // groups] + out, dtype=np.result_type(x, w))
     for tap in np.ndindex(*k):
-        window = tuple(slice(t * dd, t * dd + (q - 1) * ss + 1, ss) for t, dd, q, ss in zip(tap, d, out, s))
-        patch = xp[(slice(None), slice(None)) + window].reshape([n, groups, c // groups] + out)
+        patch = xp[(slice(None), slice(None)) + _strided(tap, d, out, s)]
+        patch = patch.reshape([n, groups, c // groups] + out)
         wk = w[(slice(None), slice(None)) + tap].reshape(groups, o // groups, c // groups)
         result += np.einsum("ngc...,goc->ngo...", patch, wk)
-    result = result.reshape([n, o] + out)
+    return _finish(result.reshape([n, o] + out), b, unbatched)
+
+
+def _finish(result, b, unbatched):
+    """Add the bias over the channel dim; drop the batch dim of an unbatched input."""
     if b is not None:
-        result = result + b.reshape((o,) + (1,) * nd)
+        result = result + b.reshape((-1,) + (1,) * (result.ndim - 2))
     return result[0] if unbatched else result
 
 
@@ -71,14 +81,12 @@ def _conv_transpose_ref(x, w, b=None, stride=1, padding=0, output_padding=0, gro
     result = np.zeros([n, groups, og] + full, dtype=np.result_type(x, w))
     xg = x.reshape((n, groups, c // groups) + size)
     for tap in np.ndindex(*k):
-        where = tuple(slice(t * dd, t * dd + (i - 1) * ss + 1, ss) for t, dd, i, ss in zip(tap, d, size, s))
         wk = w[(slice(None), slice(None)) + tap].reshape(groups, c // groups, og)
-        result[(slice(None),) * 3 + where] += np.einsum("ngc...,gco->ngo...", xg, wk)
+        scattered = np.einsum("ngc...,gco->ngo...", xg, wk)
+        result[(slice(None),) * 3 + _strided(tap, d, size, s)] += scattered
     crop = tuple(slice(pp, f - pp) for pp, f in zip(p, full))
-    result = result[(slice(None),) * 3 + crop].reshape([n, groups * og] + [f - 2 * pp for f, pp in zip(full, p)])
-    if b is not None:
-        result = result + b.reshape((groups * og,) + (1,) * nd)
-    return result[0] if unbatched else result
+    result = result[(slice(None),) * 3 + crop]
+    return _finish(result.reshape((n, groups * og) + result.shape[3:]), b, unbatched)
 
 
 def _conv_samples(*cases, transposed=False):
@@ -171,7 +179,8 @@ def _windows(x, k, s, p, d, ceil_mode):
             if all(0 <= i < n for i, n in zip(pos, spatial)):
                 taps.append(pos)
             else:   # counted by count_include_pad only when inside the padded input
-                taps.append(None if all(-pp <= i < n + pp for i, n, pp in zip(pos, spatial, p)) else False)
+                padded = all(-pp <= i < n + pp for i, n, pp in zip(pos, spatial, p))
+                taps.append(None if padded else False)
         yield q, out, taps
 
 
@@ -221,10 +230,36 @@ def _adaptive_avg_pool_ref(nd):
         sizes = tuple(n if o is None else o for n, o in zip(x.shape[-nd:], sizes))
         result = np.empty(x.shape[:-nd] + sizes, x.dtype)
         for q in np.ndindex(*sizes):
-            box = tuple(slice(i * n // o, -(-(i + 1) * n // o)) for i, n, o in zip(q, x.shape[-nd:], sizes))
+            box = tuple(slice(i * n // o, -(-(i + 1) * n // o))
+                        for i, n, o in zip(q, x.shape[-nd:], sizes))
             result[(Ellipsis,) + q] = x[(Ellipsis,) + box].mean(axis=tuple(range(-nd, 0)))
         return result
     return ref
+
+
+def _unfold_ref(x, kernel_size, dilation=1, padding=0, stride=1):
+    """Column (c, k) of block l holds xpadded[n, c, block position * stride + k * dilation]."""
+    k, d, p, s = (_ntuple(v, 2) for v in (kernel_size, dilation, padding, stride))
+    xp = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(pp, pp) for pp in p])
+    out = [(n - dd * (kk - 1) - 1) // ss + 1 for n, kk, dd, ss in zip(xp.shape[-2:], k, d, s)]
+    # (..., C, K, oh, ow)
+    cols = np.stack([xp[(Ellipsis,) + _strided(t, d, out, s)] for t in np.ndindex(*k)], -3)
+    return cols.reshape(x.shape[:-3] + (x.shape[-3] * k[0] * k[1], out[0] * out[1]))
+
+
+def _fold_ref(cols, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of unfold: every column entry added back where unfold took it."""
+    size = _ntuple(output_size, 2)
+    k, d, p = _ntuple(kernel_size, 2), _ntuple(dilation, 2), _ntuple(padding, 2)
+    s = _ntuple(stride, 2)
+    c = cols.shape[-2] // (k[0] * k[1])
+    shape = cols.shape[:-2] + (c,) + tuple(n + 2 * pp for n, pp in zip(size, p))
+    out = [(n - dd * (kk - 1) - 1) // ss + 1 for n, kk, dd, ss in zip(shape[-2:], k, d, s)]
+    blocks = cols.reshape(cols.shape[:-2] + (c, k[0] * k[1], out[0], out[1]))
+    result = np.zeros(shape, cols.dtype)
+    for i, t in enumerate(np.ndindex(*k)):
+        result[(Ellipsis,) + _strided(t, d, out, s)] += blocks[..., i, :, :]
+    return result[..., p[0]:p[0] + size[0], p[1]:p[1] + size[1]]
 
 
 def _pool_samples(*cases):
@@ -272,6 +307,14 @@ register(
         ((2, 3, 7), (3,), {}, ""),
         ((1, 2, 5), (5,), {}, "identity"),
         ((2, 4), (6,), {}, "unbatched_upsample")), **_POOL),
+    _functional("unfold", ref=_unfold_ref, sample_inputs=_pool_samples(
+        ((1, 2, 4, 4), (2,), {}, ""),
+        ((2, 5, 4), ((2, 3),), dict(dilation=(2, 1), padding=1, stride=2), "unbatched_everything")),
+        **_POOL),
+    _functional("fold", ref=_fold_ref, sample_inputs=_pool_samples(
+        ((1, 8, 9), ((4, 4), 2), {}, ""),
+        ((12, 4), ((4, 3), (2, 3)), dict(dilation=(2, 1), padding=1, stride=2), "unbatched_everything")),
+        **_POOL),
     _functional("adaptive_avg_pool2d", ref=_adaptive_avg_pool_ref(2), sample_inputs=_pool_samples(
         ((1, 2, 5, 7), ((2, 3),), {}, ""),
         ((2, 4, 6), ((None, 4),), {}, "unbatched_none")), **_POOL),

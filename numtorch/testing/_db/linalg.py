@@ -126,8 +126,9 @@ def _solve_ref(a, b, left=True):
         return np.swapaxes(_solve_ref(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
     if b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]):
         return np.linalg.solve(a, b[..., None])[..., 0]
-    a, b = np.broadcast_to(a, np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + a.shape[-2:]), b
-    return np.linalg.solve(a, np.broadcast_to(b, a.shape[:-2] + b.shape[-2:]))
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return np.linalg.solve(np.broadcast_to(a, batch + a.shape[-2:]),
+                           np.broadcast_to(b, batch + b.shape[-2:]))
 
 
 def _square_samples(dtype, requires_grad):
@@ -146,10 +147,6 @@ def _logdet_ref(a):
     if np.iscomplexobj(a):
         return np.log(sign) + logabs
     return np.where(sign < 0, np.nan, logabs)
-
-
-def _negative_det(sample):
-    return sample.name == "negative"
 
 
 def _logdet_samples(dtype, requires_grad):
@@ -189,10 +186,7 @@ def _solve_triangular_samples(dtype, requires_grad):
 
 
 def _solve_triangular_ref(a, b, *, upper, left=True, unitriangular=False):
-    t = _tri(a, upper, unitriangular)
-    if left:
-        return _solve_ref(t, b)
-    return _solve_ref(t, b, left=False)
+    return _solve_ref(_tri(a, upper, unitriangular), b, left)
 
 
 def _triangular_solve_samples(dtype, requires_grad):
@@ -329,9 +323,10 @@ def _qr_samples(dtype, requires_grad):
 
 
 def _svd_samples(dtype, requires_grad):
-    yield SampleInput(_rand((4, 3), dtype, requires_grad), kwargs=dict(full_matrices=False))
-    yield SampleInput(_rand((3, 4), dtype, requires_grad), kwargs=dict(full_matrices=False), name="wide")
-    yield SampleInput(_rand((2, 3, 2), dtype, requires_grad), kwargs=dict(full_matrices=False), name="batch")
+    reduced = dict(full_matrices=False)
+    yield SampleInput(_rand((4, 3), dtype, requires_grad), kwargs=reduced)
+    yield SampleInput(_rand((3, 4), dtype, requires_grad), kwargs=reduced, name="wide")
+    yield SampleInput(_rand((2, 3, 2), dtype, requires_grad), kwargs=reduced, name="batch")
     yield SampleInput(_rand((3, 3), dtype, requires_grad), name="full_square")
     # The full (complete) U of a tall matrix has no derivative (PyTorch raises too).
     yield SampleInput(_rand((4, 2), dtype, requires_grad), name="full_tall", grad=False)
@@ -550,6 +545,27 @@ def _vecdot_ref(x, y, dim=-1):
     return np.sum(np.conj(x) * y, axis=dim)
 
 
+def _cond_samples(dtype, requires_grad):
+    yield SampleInput(_rand((3, 2), dtype, requires_grad))
+    yield SampleInput(_mat((2, 3, 3), dtype, requires_grad), ("fro",), name="fro_batch")
+    yield SampleInput(_mat((3, 3), dtype, requires_grad), (-2,), name="minus2")
+
+
+def _matrix_rank_samples(dtype, requires_grad):
+    a = _rand((4, 2), dtype, False)
+    yield SampleInput(a)
+    yield SampleInput(torch.cat([a, a[:, :1] * 2], 1), name="deficient")
+    yield SampleInput(_spread((2, 3, 3), dtype, False), kwargs=dict(hermitian=True, atol=0.5),
+                      name="hermitian_atol")
+
+
+def _matrix_rank_ref(a, *, hermitian=False, atol=None):
+    s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+    if atol is None:   # PyTorch's default: eps * max(m, n) relative to the largest
+        atol = s.max(-1, keepdims=True) * np.finfo(a.dtype).eps * max(a.shape[-2:])
+    return (s > atol).sum(-1)
+
+
 def _real_result(s):
     return s.input.dtype.to_real()
 
@@ -571,4 +587,8 @@ register(
     _linalg("cross", ref=_cross_ref, result_dtype=SAME, sample_inputs=_cross_samples),
     _linalg("vecdot", ref=_vecdot_ref, result_dtype=SAME, sample_inputs=_vecdot_samples,
             dtypes=_WITH_COMPLEX),
+    _linalg("cond", ref=lambda a, p=None: np.linalg.cond(a, p), result_dtype=_real_result,
+            sample_inputs=_cond_samples, dtypes=_WITH_COMPLEX),
+    _linalg("matrix_rank", ref=_matrix_rank_ref, result_dtype=lambda s: torch.int64,
+            sample_inputs=_matrix_rank_samples, supports_grad=False),
 )
