@@ -390,7 +390,9 @@ def _cutoff(A, s, atol, rtol):
     if rtol is None:
         rtol = 0.0 if atol is not None and (not isinstance(atol, (int, float)) or atol > 0) else \
             np.finfo(s.dtype.np).eps * builtins.max(A.shape[-2:])
-    cut = R.amax(s, -1, keepdim=True) * rtol
+    top = R.amax(s, -1, keepdim=True) if s.shape[-1] else \
+        zeros(tuple(s.shape[:-1]) + (1,), dtype=s.dtype, device=s.device)   # an empty matrix
+    cut = top * rtol
     if atol is not None:
         cut = M.maximum(cut, atol if isinstance(atol, Tensor) else tensor(float(atol), dtype=s.dtype))
     return cut

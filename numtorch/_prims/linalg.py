@@ -446,8 +446,10 @@ def _svd_shape(a, *, full_matrices):
 
 
 def _svd_impl(a, *, full_matrices):
-    if 0 in a.shape:
-        return tuple(np.zeros(s, d) for s, d in _svd_shape(a, full_matrices=full_matrices))
+    if 0 in a.shape:   # U and Vh are still unitary: identities (PyTorch's, LAPACK's choice)
+        u, s, vh = (np.zeros(s, d) for s, d in _svd_shape(a, full_matrices=full_matrices))
+        u[...], vh[...] = np.eye(*u.shape[-2:]), np.eye(*vh.shape[-2:])
+        return u, s, vh
     return tuple(np.linalg.svd(a, full_matrices=full_matrices))
 
 

@@ -330,6 +330,8 @@ def _svd_samples(dtype, requires_grad):
     yield SampleInput(_rand((3, 3), dtype, requires_grad), name="full_square")
     # The full (complete) U of a tall matrix has no derivative (PyTorch raises too).
     yield SampleInput(_rand((4, 2), dtype, requires_grad), name="full_tall", grad=False)
+    # Identity U; no derivative checks (vmap of its backward hits a dot_general bug on K=0).
+    yield SampleInput(_rand((3, 0), dtype, requires_grad), name="empty", grad=False)
 
 
 def _check_svd(a, u, sv, vh, full, like):
@@ -500,6 +502,7 @@ def _lstsq_ref(a, b, rcond=None, *, driver="gelsy"):
 def _pinv_samples(dtype, requires_grad):
     yield SampleInput(_rand((4, 3), dtype, requires_grad))
     yield SampleInput(_rand((2, 2, 3), dtype, requires_grad), name="batch")
+    yield SampleInput(_rand((2, 3, 0), dtype, requires_grad), name="empty")
     yield SampleInput(_spread((3, 3), dtype, requires_grad), kwargs=dict(hermitian=True),
                       name="hermitian", grad=False)  # reads one triangle (Note [Hermitian inputs])
 
