@@ -139,7 +139,8 @@ _CONV_TRANSPOSE3D = _conv_samples(
 
 
 def _conv(name, samples, ref):
-    return OpInfo(name, ref=ref, result_dtype=SAME, sample_inputs=samples, dtypes=FLOATING)
+    return OpInfo(name, ref=ref, result_dtype=SAME, sample_inputs=samples,
+                  dtypes=FLOATING + (torch.complex128,))
 
 
 register(
