@@ -158,13 +158,17 @@ register(
 
 
 def _out_size(n, k, s, p, d, ceil_mode):
-    """PyTorch's pooling output size: with ceil_mode, the last window must start inside the
-    input or its left padding."""
-    span = n + 2 * p - d * (k - 1) - 1
-    out = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (out - 1) * s >= n + p:
-        out -= 1
-    return out
+    """How many windows pooling takes, counted from PyTorch's documentation: windows start at
+    o*s - p and must end inside the padded input; ceil_mode adds a last, overhanging window
+    when the padded input has a partial step left, unless it would start in the right
+    padding."""
+    extent = d * (k - 1) + 1
+    count = 0
+    while count * s - p + extent <= n + p:
+        count += 1
+    if ceil_mode and (count - 1) * s - p + extent < n + p and count * s - p < n:
+        count += 1
+    return count
 
 
 def _windows(x, k, s, p, d, ceil_mode):
