@@ -18,3 +18,8 @@ def test_second_derivative_of_sin():
     (g2,) = torch.autograd.grad(g, a)
     assert g.item() == np.cos(0.7)
     assert abs(g2.item() + np.sin(0.7)) < 1e-15
+
+
+def test_matrix_products_with_empty_dimensions():
+    assert torch.equal(torch.zeros(2, 3, 0) @ torch.zeros(0, 4), torch.zeros(2, 3, 4))
+    assert (torch.zeros(2, 0, 5) @ torch.zeros(5, 4)).shape == (2, 0, 4)

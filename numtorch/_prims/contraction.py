@@ -7,6 +7,8 @@ reduces every case to one BLAS call (tensordot or a batched matmul).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._core.primitive import Primitive
@@ -26,7 +28,8 @@ def _dot_impl(x, y, *, contracting, batch):
         if y.ndim == 2 and len(yc) == 1 and xc == (x.ndim - 1,):
             # Fold x's leading dims into one GEMM: np.matmul would run one per leading index.
             rhs = y if yc == (0,) else y.T
-            return np.matmul(x.reshape(-1, x.shape[-1]), rhs).reshape(x.shape[:-1] + (rhs.shape[1],))
+            lead = x.shape[:-1]
+            return np.matmul(x.reshape(math.prod(lead), x.shape[-1]), rhs).reshape(lead + (rhs.shape[1],))
         return np.tensordot(x, y, axes=(xc, yc))
     xf, yf = _free(x.ndim, xc, xb), _free(y.ndim, yc, yb)
     xt = x.transpose(list(xb) + xf + list(xc))
