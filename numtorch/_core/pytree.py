@@ -53,35 +53,41 @@ def _node(x):
     return None
 
 
+# Note [No recursive closures]
+# The recursions below are module-level functions with explicit accumulators. A nested
+# recursive `def go` refers to itself through its closure cell: a reference cycle that also
+# holds every leaf (whole batches of gradients) until the garbage collector runs.
+
+def _flatten_into(x, leaves):
+    n = _node(x)
+    if n is None:
+        leaves.append(x)
+        return LEAF
+    kind, ctx, children = n
+    return TreeSpec(kind, ctx, tuple(_flatten_into(c, leaves) for c in children))
+
+
 def tree_flatten(tree):
     """Returns (leaves, spec)."""
     leaves = []
-
-    def go(x):
-        n = _node(x)
-        if n is None:
-            leaves.append(x)
-            return LEAF
-        kind, ctx, children = n
-        return TreeSpec(kind, ctx, tuple(go(c) for c in children))
-    spec = go(tree)
+    spec = _flatten_into(tree, leaves)
     return leaves, spec
+
+
+def _build(spec, it):
+    if spec.kind is None:
+        return next(it)
+    children = [_build(c, it) for c in spec.children]
+    if spec.kind is dict or spec.kind is OrderedDict:
+        return spec.kind(zip(spec.context, children))
+    if spec.kind is tuple or spec.kind is list:
+        return spec.kind(children)
+    return spec.kind(*children)  # namedtuple
 
 
 def tree_unflatten(leaves, spec):
     """Rebuilds a pytree of structure ``spec`` from ``leaves``."""
-    it = iter(leaves)
-
-    def go(s):
-        if s.kind is None:
-            return next(it)
-        children = [go(c) for c in s.children]
-        if s.kind is dict or s.kind is OrderedDict:
-            return s.kind(zip(s.context, children))
-        if s.kind is tuple or s.kind is list:
-            return s.kind(children)
-        return s.kind(*children)  # namedtuple
-    return go(spec)
+    return _build(spec, iter(leaves))
 
 
 def tree_leaves(tree):
@@ -101,24 +107,25 @@ def broadcast_prefix(prefix, tree, is_leaf_prefix=lambda x: not isinstance(x, (t
     when the structures disagree.
     """
     out = []
-
-    def go(p, t):
-        if is_leaf_prefix(p):
-            out.extend([p] * len(tree_leaves(t)))
-            return
-        n = _node(t)
-        if n is None:
-            raise ValueError("structure mismatch")
-        kind, ctx, children = n
-        if isinstance(p, dict):
-            if not isinstance(t, dict) or set(p.keys()) != set(t.keys()):
-                raise ValueError("structure mismatch")
-            for k in t.keys():
-                go(p[k], t[k])
-            return
-        if not isinstance(t, (tuple, list)) or isinstance(t, dict) or len(p) != len(children):
-            raise ValueError("structure mismatch")
-        for pc, tc in zip(p, children):
-            go(pc, tc)
-    go(prefix, tree)
+    _broadcast_into(prefix, tree, is_leaf_prefix, out)
     return out
+
+
+def _broadcast_into(p, t, is_leaf_prefix, out):
+    if is_leaf_prefix(p):
+        out.extend([p] * len(tree_leaves(t)))
+        return
+    n = _node(t)
+    if n is None:
+        raise ValueError("structure mismatch")
+    kind, ctx, children = n
+    if isinstance(p, dict):
+        if not isinstance(t, dict) or set(p.keys()) != set(t.keys()):
+            raise ValueError("structure mismatch")
+        for k in t.keys():
+            _broadcast_into(p[k], t[k], is_leaf_prefix, out)
+        return
+    if not isinstance(t, (tuple, list)) or isinstance(t, dict) or len(p) != len(children):
+        raise ValueError("structure mismatch")
+    for pc, tc in zip(p, children):
+        _broadcast_into(pc, tc, is_leaf_prefix, out)
