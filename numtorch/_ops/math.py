@@ -89,8 +89,6 @@ def floor_divide(input, other):
 
 def pow(input, exponent):
     """Takes the power of each element in ``input`` with ``exponent``."""
-    if is_scalar(input) and isinstance(exponent, Tensor):
-        return elementwise_binary(E.pow, input, exponent)
     return elementwise_binary(E.pow, input, exponent)
 
 

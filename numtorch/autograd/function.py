@@ -77,6 +77,11 @@ class Function(metaclass=_FunctionMeta):
     vjp = backward
 
     @staticmethod
+    def vmap(info, in_dims, *args):
+        """Override to batch the function by hand; see also ``generate_vmap_rule``."""
+        return NotImplemented
+
+    @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")

@@ -101,7 +101,8 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             m, leaf = _owner(module, name)
             store, old = _get_slot(m, leaf)
             if store is None and old is None and not strict:
-                store = "_buffers" if name not in current else None
+                # A name the module lacks is added as a buffer for this call only.
+                store = "_buffers"
                 m.__dict__.setdefault("_buffers", {})
                 saved.append((m, leaf, store, None, False))
             else:

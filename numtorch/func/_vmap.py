@@ -122,8 +122,6 @@ class VmapInfo:
         self.batch_size, self.randomness = batch_size, randomness
 
 
-Function.vmap = staticmethod(lambda info, in_dims, *args: NotImplemented)
-_BASE_VMAP = Function.vmap
 
 
 class _suspended:
@@ -201,8 +199,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"to add inputs, or you are trying to vmap over a function with no "
                              f"inputs. The latter is unsupported.")
         flat_args, spec = tree_flatten(args)
-        dims_prefix = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args) \
-            if isinstance(in_dims, int) or in_dims is None else in_dims
+        dims_prefix = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
         if isinstance(in_dims, (tuple, list)) and len(in_dims) != len(args):
             raise ValueError(f"vmap({_fn_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims "
                              f"is not compatible with the structure of `inputs`. in_dims has "
@@ -252,11 +249,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     def _out_dims_for(out_dims, out, out_spec):
         try:
-            prefix = out_dims if isinstance(out_dims, (tuple, list)) and not (
-                out_spec.kind is None) else out_dims
-            if isinstance(prefix, (tuple, list)) and out_spec.kind is None:
-                raise ValueError
-            return broadcast_prefix(prefix, out)
+            if isinstance(out_dims, (tuple, list)) and out_spec.kind is None:
+                raise ValueError   # a tuple of out_dims for a single output
+            return broadcast_prefix(out_dims, out)
         except ValueError:
             raise ValueError(f"vmap({_fn_name(func)}, ..., out_dims={out_dims})(<inputs>): "
                              f"out_dims is not compatible with the structure of `outputs`. "
