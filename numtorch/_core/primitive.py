@@ -18,6 +18,8 @@ from numpy import ndarray
 #   vjp(cts, out, *primals, **params)  -> one cotangent (or None) per primal; `out` is the
 #                                      forward result, `cts` the output cotangent(s)
 #   batch(values, bdims, **params)     -> (outs, out_bdims); vmap without loops
+#   lower                              code generation for the compile backend (filled by
+#                                      numtorch._inductor); None until a backend fills it
 # Rules are written with numtorch ops, never raw NumPy, so that each rule is itself
 # differentiable and batchable: grad(grad(f)), vmap(grad(f)) and jacfwd(jacrev(f)) need
 # nothing more. Params are hashable Python values, so graphs can be compared and cached.
@@ -31,7 +33,7 @@ class Primitive:
     """A strict primitive operation with its rules attached (see Note [Primitive rules])."""
 
     __slots__ = ("name", "impl", "shape", "jvp", "vjp", "batch", "multiple_results",
-                 "nondiff", "inplace", "ufunc", "vjp_needs", "__weakref__")
+                 "nondiff", "inplace", "ufunc", "vjp_needs", "lower", "__weakref__")
 
     def __init__(self, name, *, impl=None, shape=None, jvp=None, vjp=None, batch=None,
                  multiple_results=False, nondiff=False, register=True):
@@ -42,6 +44,7 @@ class Primitive:
         self.inplace = False
         self.ufunc = None   # the NumPy ufunc when impl is one (in-place ops write `out=`)
         self.vjp_needs = None   # Note [What backward reads] (autograd/engine.py)
+        self.lower = None       # codegen rule of the compile backend (numtorch._inductor)
         if register:
             ALL_PRIMITIVES[name] = self
 
