@@ -592,6 +592,88 @@ def test_make_graph(op, dtype, index):
         assert_close(flatten_outputs(graph(*example)), flatten_outputs(f(*example)), equal_nan=True)
 
 # ---------------------------------------------------------------------------------------
+# Regions: every sample traced into a graph and called as one graph_call node (issue 6).
+# The region's rules transform its whole graph (Note [Region rules] in _prims/control.py);
+# under each transform it must equal the same transform of the eager op.
+
+
+def _region(f, args):
+    """``f`` traced at ``args`` (per-example shapes) and called as a region."""
+    graph = make_graph(f)(*args)
+
+    def r(*values):
+        return graph(*values)
+    return r
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases(
+    "region", differentiable=False, limit=2, keep=_tensor_outputs_only))
+def test_region(op, dtype, index):
+    """The region runs bit-identically to eager (the fast runner calls the same impls) and
+    vmap of it equals vmap of the op."""
+    s = sample(op, dtype, index)
+    tensors = [t.detach() for t in s.tensors()]
+
+    def f(*values):
+        return tuple(flatten_outputs(_substitute(s, s.tensors(), values).call(op.op)))
+    r = _region(f, tensors)
+    assert_close(r(*tensors), f(*tensors), rtol=0, atol=0, equal_nan=True)
+    if op.supports_vmap and "vmap" not in s.skip and not op.mutates_input:
+        dims = (0,) * len(tensors)
+        batched = _batch(tensors, dims)
+        assert_close(vmap(r, in_dims=dims)(*batched), vmap(f, in_dims=dims)(*batched),
+                     equal_nan=True)
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases(
+    "region_grad", differentiable=True, limit=2))
+def test_region_jvp_vjp(op, dtype, index):
+    """jvp and vjp of the region equal jvp and vjp of the op."""
+    f, primals = _as_float_function(op, sample(op, dtype, index))
+    r = _region(f, primals)
+    rng = np.random.default_rng(index)
+    tangents = tuple(_randn_like(p, rng) for p in primals)
+    assert_close(jvp(r, tuple(primals), tangents), jvp(f, tuple(primals), tangents),
+                 equal_nan=True)
+    out, vjp_r = vjp(r, *primals)
+    _, vjp_f = vjp(f, *primals)
+    us = tuple(_randn_like(o, rng) for o in out)
+    assert_close(vjp_r(us), vjp_f(us), equal_nan=True)
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases(
+    "region_compositions", differentiable=True, limit=1,
+    keep=lambda o, s: o.supports_vmap and o.supports_gradgrad))
+def test_region_compositions(op, dtype, index):
+    """grad(grad(region)), vmap(grad(region)) and jacfwd(jacrev(region)) equal eager's."""
+    s = sample(op, dtype, index)
+    tensors = [t.detach() for t in s.tensors()]
+    s = s.map(lambda t: t.detach())
+    loss, argnums = _scalar_loss(op, s, [t for t in s.tensors() if t.dtype.is_floating_point])
+    region_loss = _region(lambda *v: loss(*v), tensors)
+
+    def r_loss(*v):
+        return region_loss(*v)[0]
+    rng = np.random.default_rng(index)
+    vs = [_randn_like(tensors[i], rng) for i in argnums]
+
+    def hvp(fn):
+        g = grad(fn, argnums=argnums)
+        return grad(lambda *v: sum((gi * u).sum() for gi, u in zip(g(*v), vs)),
+                    argnums=argnums)(*tensors)
+    assert_close(hvp(r_loss), hvp(loss), equal_nan=True)
+    dims = (0,) * len(tensors)
+    batched = _batch(tensors, dims)
+    assert_close(vmap(grad(r_loss, argnums=argnums), in_dims=dims)(*batched),
+                 vmap(grad(loss, argnums=argnums), in_dims=dims)(*batched), equal_nan=True)
+    f, leaves = _as_float_function(op, s)
+    r = _region(f, leaves)
+    nums = tuple(range(len(leaves)))
+    assert_close(jacfwd(jacrev(r, argnums=nums), argnums=nums)(*leaves),
+                 jacfwd(jacrev(f, argnums=nums), argnums=nums)(*leaves), equal_nan=True)
+
+
+# ---------------------------------------------------------------------------------------
 # Coverage: every public op and Tensor method has an entry
 
 # Public names that are not ops (nothing to sample), each with where it is tested; modules

@@ -1,10 +1,12 @@
 """The graph IR: a typed list of primitive applications in A-normal form.
 
 A `Graph` prints as runnable Python source (``t3 = prims.mul(t1, t2)  # f32[4, 3]``, with
-the user's file:line), type-checks itself with the primitives' shape rules, and runs by
-binding its primitives, so running a graph under a transform transforms it. Made by the
-trace interpreter (``numtorch.func.make_graph``); consumed by functionalize and, later,
-compile.
+the user's file:line) and type-checks itself with the primitives' shape rules. Calling a
+graph runs it as one region, a single ``graph_call`` node under any transform
+(Note [Calling a graph]); ``Graph.inline`` instead binds its primitives one by one. Made by
+the trace interpreter (``numtorch.func.make_graph``); consumed by functionalize, the passes
+(``_core/passes.py``) and compile. This module knows no particular primitive: the region
+primitive lives with the control-flow family (``_prims/control.py``) and installs itself.
 """
 from __future__ import annotations
 
@@ -59,7 +61,9 @@ class Node:
         self.where, self.effect = where, effect
 
 
-def _fmt_param(v):
+def _fmt_param(v, names=None):
+    if isinstance(v, Graph):
+        return names[id(v)] if names else v.name
     if isinstance(v, np.dtype):
         return f"np.{v.name}" if v.name != "bool" else "np.bool_"
     if callable(v) and hasattr(v, "__name__"):
@@ -67,35 +71,51 @@ def _fmt_param(v):
     return repr(v)
 
 
+# Note [Calling a graph]
+# `graph(*args)` runs the graph as one region: the higher-order primitive `graph_call`
+# (_prims/control.py), bound once on the graph's inputs. Without a transform and without an
+# input that requires grad, that bind reaches the region's `impl`, which runs generated
+# Python calling the primitives' impls directly (`_core/runner.py`) or a backend's compiled
+# callable; under grad, jvp or vmap the region's rules transform the whole graph and bind
+# `graph_call` again on the result, so a region stays one node at any depth of transforms
+# (JAX's xla_call). `graph.inline(*args)` is the other way: bind every node in turn, so a
+# transform sees (and a trace records) the graph's primitives themselves; passes and the
+# eager backend use it, and so do graphs with `copy_` effect nodes, which are not pure
+# functions and so cannot be a region.
+# A region takes its captured constants as leading inputs (`Graph.closed()`): a constant
+# may be a tensor that requires grad or a tracer of an enclosing transform, and only as an
+# input does the transform see it.
+
 class Graph:
-    """A traced program: inputs, nodes, outputs (plus captured constants)."""
+    """A traced program: inputs, nodes, outputs (plus captured constants).
+
+    A backend attaches its compiled form by setting ``graph.compiled``: a callable taking
+    the NumPy arrays of ``graph.closed()[0]``'s inputs and returning a tuple of arrays, one
+    per output; the ``graph_call`` primitive then runs it instead of the generated runner.
+    """
 
     def __init__(self, inputs, nodes, outputs, consts, in_tree=None, out_tree=None, name="forward"):
         self.inputs, self.nodes, self.outputs, self.consts = inputs, nodes, outputs, consts
         self.in_tree, self.out_tree, self.name = in_tree, out_tree, name
+        self.compiled = None     # a backend's callable on arrays (see the class docstring)
+        self._closed = None      # cache of closed()
+        self.cache = {}          # transformed graphs (jvp, vjp, batch) and the runner
 
     # -- printing -----------------------------------------------------------------------
     def python_code(self) -> str:
-        """The graph as Python source defining ``forward`` (runnable with ``prims`` in scope)."""
-        args = ", ".join(f"{v.name}: '{v.type}'" for v in self.inputs)
-        lines = [f"def {self.name}({args}):"]
-        for node in self.nodes:
-            if node.effect == "copy_":
-                code = f"    {node.ins[0].name}.copy_({node.ins[1].name})"
-            else:
-                ins = [v.name for v in node.ins]
-                ins += [f"{k}={_fmt_param(p)}" for k, p in node.params.items()]
-                lhs = ", ".join(v.name for v in node.outs) + ("," if len(node.outs) == 1 and
-                                                              node.prim.multiple_results else "")
-                code = f"    {lhs} = prims.{node.prim.name}({', '.join(ins)})"
-                types = ", ".join(v.type for v in node.outs)
-                code += f"  # {types}"
-            if node.where:
-                code += f"{'  #' if node.effect else ''} {node.where}"
-            lines.append(code)
-        outs = ", ".join(o.name if isinstance(o, (Var, Const)) else repr(o) for o in self.outputs)
-        lines.append(f"    return ({outs},)" if len(self.outputs) == 1 else f"    return ({outs})")
-        return "\n".join(lines)
+        """The graph as Python source defining ``forward`` (runnable with ``prims`` in scope).
+
+        Graphs called as regions (``graph_call`` nodes) are printed first, each once, under
+        names unique within the listing.
+        """
+        subs, names = [], {}
+        _collect_subgraphs(self, subs, set())
+        for g in [self] + subs:
+            name, k = g.name, 1
+            while name in names.values():
+                name, k = f"{g.name}_{k}", k + 1
+            names[id(g)] = name
+        return "\n\n".join(_code(g, names) for g in subs + [self])
 
     def __str__(self):
         return self.python_code()
@@ -129,7 +149,21 @@ class Graph:
 
     # -- running ------------------------------------------------------------------------
     def __call__(self, *args):
-        """Run the graph on flat tensor inputs by binding its primitives."""
+        """Run the graph on flat tensor inputs as one region (Note [Calling a graph]).
+
+        Returns the tuple of outputs (non-tensor outputs as traced).
+        """
+        if len(args) != len(self.inputs):
+            raise TypeError(f"graph expects {len(self.inputs)} inputs, got {len(args)}")
+        for a, v in zip(args, self.inputs):
+            d = getattr(a, "_data", None)
+            if d is None or d.shape != v.shape or d.dtype != v.dtype:
+                raise TypeError(f"graph {self.name}: input {v.name} must be a Tensor of type "
+                                f"{v.type}, got {_describe(a)}")
+        return _call_region(self, args)
+
+    def inline(self, *args):
+        """Run the graph on flat tensor inputs by binding its primitives one by one."""
         if len(args) != len(self.inputs):
             raise TypeError(f"graph expects {len(self.inputs)} inputs, got {len(args)}")
         env = {id(v): a for v, a in zip(self.inputs, args)}
@@ -146,7 +180,78 @@ class Graph:
                 env[id(v)] = o
         return tuple(env[id(o)] if isinstance(o, (Var, Const)) else o for o in self.outputs)
 
+    def has_effects(self) -> bool:
+        """Whether a node writes into a value (a ``copy_`` effect) instead of making one."""
+        return any(n.prim is None for n in self.nodes)
+
+    def closed(self):
+        """``(region, consts, positions)``: this graph as a pure region (Note [Calling a graph]).
+
+        ``region`` takes the captured constants as leading inputs and returns only the tensor
+        outputs; ``consts`` are the constant tensors to pass; ``positions`` are the indices of
+        the tensor outputs among this graph's outputs. A graph already in that form is its
+        own region. Cached.
+        """
+        if self._closed is None:
+            positions = tuple(i for i, o in enumerate(self.outputs) if isinstance(o, (Var, Const)))
+            if not self.consts and len(positions) == len(self.outputs) and \
+                    all(isinstance(o, Var) for o in self.outputs):
+                self._closed = (self, (), positions)
+            else:
+                table = {id(c): Var(c.name, c.value.shape, c.value._data.dtype) for c in self.consts}
+                nodes = [Node(n.prim, [table.get(id(v), v) for v in n.ins], n.params, n.outs,
+                              n.where, n.effect) for n in self.nodes]
+                region = Graph([table[id(c)] for c in self.consts] + list(self.inputs), nodes,
+                               [table.get(id(self.outputs[i]), self.outputs[i]) for i in positions],
+                               [], name=self.name)
+                self._closed = (region, tuple(c.value for c in self.consts), positions)
+        return self._closed
+
     def primitives(self):
         """The names of the primitives the graph applies, in order."""
         return [n.prim.name if n.prim is not None else n.effect for n in self.nodes]
 
+
+def _collect_subgraphs(graph, out, seen):
+    for node in graph.nodes:
+        for p in node.params.values():
+            if isinstance(p, Graph) and id(p) not in seen:
+                seen.add(id(p))
+                _collect_subgraphs(p, out, seen)
+                out.append(p)
+
+
+def _code(graph, names):
+    args = ", ".join(f"{v.name}: '{v.type}'" for v in graph.inputs)
+    lines = [f"def {names[id(graph)]}({args}):"]
+    for node in graph.nodes:
+        if node.effect == "copy_":
+            code = f"    {node.ins[0].name}.copy_({node.ins[1].name})"
+        else:
+            ins = [v.name for v in node.ins]
+            ins += [f"{k}={_fmt_param(p, names)}" for k, p in node.params.items()]
+            lhs = ", ".join(v.name for v in node.outs) + ("," if len(node.outs) == 1 and
+                                                          node.prim.multiple_results else "")
+            code = f"    {lhs} = prims.{node.prim.name}({', '.join(ins)})"
+            types = ", ".join(v.type for v in node.outs)
+            code += f"  # {types}"
+        if node.where:
+            code += f"{'  #' if node.effect else ''} {node.where}"
+        lines.append(code)
+    outs = ", ".join(o.name if isinstance(o, (Var, Const)) else repr(o) for o in graph.outputs)
+    lines.append(f"    return ({outs},)" if len(graph.outputs) == 1 else f"    return ({outs})")
+    return "\n".join(lines)
+
+
+def _describe(a):
+    d = getattr(a, "_data", None)
+    return type(a).__name__ if d is None else type_str(d.shape, d.dtype)
+
+
+def _inline_region(graph, args):
+    return graph.inline(*args)
+
+
+# How `Graph.__call__` runs a region: installed by _prims/control.py (graph_call); inlining
+# until then, so this module needs no primitive.
+_call_region = _inline_region

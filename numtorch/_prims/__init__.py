@@ -4,3 +4,4 @@ from .._core.primitive import ALL_PRIMITIVES  # noqa: F401
 from . import conv  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import sorting  # noqa: E402,F401
+from . import control  # noqa: E402,F401

@@ -68,8 +68,9 @@ class GradInterpreter(Interpreter):
         if not tracked or prim.nondiff or not _prim.grad_mode[0]:
             return out
         result, wrapped = self._wrap_outputs(out, prim.multiple_results)
-        engine.record(prim, params, edges, tuple(primals), out,
-                      [w for w in wrapped if w._data.dtype.kind in "fc"])
+        # All outputs, in order: `record` skips the non-differentiable ones itself, and an
+        # output's position is its output_nr (which cotangent slot it fills).
+        engine.record(prim, params, edges, tuple(primals), out, wrapped)
         return result
 
     def process_custom(self, cls, args, kwargs):

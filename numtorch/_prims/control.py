@@ -1,0 +1,180 @@
+"""Control-flow primitives: ``graph_call``, a traced `Graph` called as one unit.
+
+``graph_call(*inputs, graph=g)`` is a higher-order primitive (JAX's ``xla_call``, the
+primitive behind ``jit``; Autodidax builds the same thing): its one param is a closed
+`Graph` (no captured constants, tensor outputs only; ``Graph.closed``), hashable by
+identity. Its rules work on whole graphs (Note [Region rules]), so a compiled region stays
+one node under grad, jvp, vmap and tracing at any depth. ``Graph.__call__`` binds it
+(Note [Calling a graph] in ``_core/ir.py``). This module owns the primitive and every rule
+of it; it must not know any backend: a backend attaches ``graph.compiled`` and ``impl``
+runs that.
+"""
+from __future__ import annotations
+
+from .._core import ir as _ir
+from .._core import primitive as _prim
+from .._core.primitive import Primitive, bind
+from .._core.runner import runner
+
+# Note [Region rules]
+# Each rule traces a new graph from the region's graph with the ordinary transforms and
+# binds `graph_call` again on it; the new graph is cached on the region's graph, keyed by
+# the rule and what the traced program depends on:
+#   jvp    which inputs have a (nonzero) tangent. The graph takes (primals, those
+#          tangents) and returns (outputs, the tangents that are not zero); which outputs
+#          have one is recorded with it.
+#   vjp    the graph is the backward program: it takes (primals, output cotangents) and
+#          returns the cotangents of the floating inputs, by `func.vjp` of the inlined
+#          region. It recomputes the forward inside (the simplest correct design; the
+#          AOT-autograd partitioner decides later what the forward should save instead).
+#          Reverse mode records one tape node for the region (Note [One reverse mode]);
+#          under an outer grad level the backward region is itself differentiated the
+#          same way, so grad(grad(region)) is a region of a region's backward.
+#   batch  the batch dims and the batched inputs' shapes (the batch size). The graph is
+#          `vmap` of the inlined region with those in_dims and every output at dim 0.
+# Tracing runs the rules of the region's primitives once per key; each later call costs
+# one bind. A transformed graph is itself a region, so its own rules apply under further
+# transforms (jacfwd(jacrev(region)) is a batch of a jvp of a vjp graph).
+
+graph_call = Primitive("graph_call", multiple_results=True)
+
+
+def _impl(*arrays, graph):
+    run = graph.compiled
+    if run is None:
+        run = graph.cache.get("runner")
+        if run is None:
+            run = graph.cache["runner"] = runner(graph)
+    return run(*arrays)
+
+
+def _shape(*avals, graph):
+    if len(avals) != len(graph.inputs):
+        raise TypeError(f"graph_call: the graph {graph.name} takes {len(graph.inputs)} inputs, "
+                        f"got {len(avals)}")
+    return tuple((v.shape, v.dtype) for v in graph.outputs)
+
+
+def _derived(graph, key, build):
+    """The transformed graph for ``key``, traced once (Note [Region rules])."""
+    d = graph.cache.get(key)
+    if d is None:
+        d = graph.cache[key] = build()
+    return d
+
+
+def _make_graph(f, args, name):
+    from ..func._trace import make_graph
+    return make_graph(f, name=name)(*args).closed()
+
+
+def _call(derived, args):
+    region, consts, _ = derived
+    return bind(graph_call, *consts, *args, graph=region)
+
+
+def _jvp(primals, tangents, *, graph):
+    nonzero = tuple(i for i, t in enumerate(tangents) if t is not None)
+    n_out = len(graph.outputs)
+
+    def build():
+        from .._core.primitive import pop, push
+        from .._core.tensor import wrap
+        from ..func._jvp import JvpInterpreter, JvpTracer
+        has_tangent = []
+
+        def jvp_of_region(*args):
+            values = list(args[:len(primals)])
+            interp = push(JvpInterpreter())
+            try:
+                for i, t in zip(nonzero, args[len(primals):]):
+                    values[i] = wrap(JvpTracer(interp, values[i], t))
+                outs = graph.inline(*values)
+                out_p, out_t = [], []
+                for o in outs:
+                    mine = interp.mine(o)
+                    out_p.append(o._data.primal if mine else o)
+                    has_tangent.append(mine)
+                    if mine:
+                        out_t.append(o._data.tangent)
+            finally:
+                pop(interp)
+            return (*out_p, *out_t)
+        traced = _make_graph(jvp_of_region, (*primals, *(tangents[i] for i in nonzero)),
+                             f"{graph.name}_jvp")
+        return traced, tuple(has_tangent)
+    derived, has_tangent = _derived(graph, ("jvp", nonzero), build)
+    res = _call(derived, (*primals, *(tangents[i] for i in nonzero)))
+    it = iter(res[n_out:])
+    return res[:n_out], tuple(next(it) if h else None for h in has_tangent)
+
+
+def _vjp(cts, out, *primals, graph):
+    floats = tuple(i for i, p in enumerate(primals) if p._data.dtype.kind in "fc")
+    if not floats:
+        return (None,) * len(primals)
+
+    def build():
+        from ..func._grad import vjp
+
+        def backward_of_region(*args):
+            values, cotangents = list(args[:len(primals)]), args[len(primals):]
+
+            def region(*xs):
+                for i, x in zip(floats, xs):
+                    values[i] = x
+                return graph.inline(*values)
+            _, vjp_fn = vjp(region, *(values[i] for i in floats))
+            return vjp_fn(tuple(cotangents))
+        return _make_graph(backward_of_region, (*primals, *cts), f"{graph.name}_vjp")
+    derived = _derived(graph, ("vjp", floats), build)
+    res = iter(_call(derived, (*primals, *cts)))
+    in_cts = [None] * len(primals)
+    for i in floats:
+        in_cts[i] = next(res)
+    return tuple(in_cts)
+
+
+def _batch(values, bdims, *, graph):
+    shapes = tuple(tuple(v.shape) if d is not None else None for v, d in zip(values, bdims))
+
+    def build():
+        from ..func._vmap import vmap
+
+        def batched_region(*args):
+            return vmap(graph.inline, in_dims=tuple(bdims), out_dims=0)(*args)
+        return _make_graph(batched_region, values, f"{graph.name}_batch")
+    derived = _derived(graph, ("batch", tuple(bdims), shapes), build)
+    outs = _call(derived, values)
+    return outs, (0,) * len(outs)
+
+
+graph_call.impl, graph_call.shape = _impl, _shape
+graph_call.jvp, graph_call.vjp, graph_call.batch = _jvp, _vjp, _batch
+
+
+# ---------------------------------------------------------------------------------------
+# Calling a graph as a region (installed as `Graph.__call__`'s way, Note [Calling a graph])
+
+def call_graph(graph, args):
+    """Run ``graph`` on the tensors ``args`` as one ``graph_call``; returns its outputs."""
+    closed = graph._closed or graph.closed()
+    region, consts, positions = closed
+    flags = region.cache.get("flags")
+    if flags is None:
+        flags = region.cache["flags"] = (region.has_effects(), any(
+            not n.ins and n.prim.name.startswith("random_") for n in region.nodes))
+    if flags[0] or (flags[1] and _prim.STACK):
+        # Effects are not a pure region; a random draw must reach the active transform
+        # (vmap's randomness policy) as it would eagerly.
+        return graph.inline(*args)
+    outs = bind(graph_call, *consts, *args, graph=region)
+    if region is graph:
+        return outs
+    result = list(graph.outputs)
+    for i, o in zip(positions, outs):
+        result[i] = o
+    return tuple(result)
+
+
+_ir._call_region = call_graph
