@@ -35,6 +35,8 @@ def _setattr_grad(t):
     x.grad = t.ones(3)
 
 
+_DIM_RANGE = r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"
+
 # (id, call(lib), exception type, regex the numtorch message must match)
 CASES = [
     # shapes
@@ -145,6 +147,31 @@ CASES = [
     ("backward_without_grad", lambda t: t.ones(2).sum().backward(), RuntimeError,
      r"element 0 of tensors does not require grad and does not have a grad_fn"),
     ("grad_shape", _setattr_grad, RuntimeError, r"size.*\[3\].*\[2\]|\[2\].*\[3\]"),
+    # 0-d and empty tensors (issue 11): dims 0 and -1 are the only valid ones on a 0-d tensor
+    ("float_scalar_index", lambda t: t.ones(3)[1.0], IndexError,
+     r"only integers, slices.*are valid indices \(got float\)"),
+    ("float_scalar_index_advanced", lambda t: t.ones(3, 2)[t.tensor([0]), 1.0], IndexError,
+     r"valid indices \(got float\)"),
+    ("transpose_0d", lambda t: t.tensor(2.).transpose(0, 1), IndexError, _DIM_RANGE),
+    ("cumsum_0d", lambda t: t.tensor(2.).cumsum(1), IndexError, _DIM_RANGE),
+    ("cumprod_0d", lambda t: t.tensor(2.).cumprod(dim=1), IndexError, _DIM_RANGE),
+    ("sort_0d", lambda t: t.tensor(2.).sort(dim=1), IndexError, _DIM_RANGE),
+    ("argsort_0d", lambda t: t.tensor(2.).argsort(dim=-2), IndexError, r"got -2\)"),
+    ("mean_0d", lambda t: t.tensor(2.).mean(dim=1), IndexError, _DIM_RANGE),
+    ("flip_0d", lambda t: t.tensor(2.).flip(1), IndexError, _DIM_RANGE),
+    ("roll_0d", lambda t: t.tensor(1.).roll(1, 0), IndexError,
+     r"Dimension specified as 0 but tensor has no dimensions"),
+    ("cat_0d", lambda t: t.cat([t.tensor(1.), t.tensor(2.)]), RuntimeError,
+     r"zero-dimensional tensor \(at position 0\) cannot be concatenated"),
+    ("amax_empty_dim", lambda t: t.ones(0, 2).amax(0), IndexError,
+     r"amax\(\): Expected reduction dim 0 to have non-zero size"),
+    ("amin_empty_dim", lambda t: t.ones(2, 0).amin((0, 1)), IndexError,
+     r"amin\(\): Expected reduction dim 1 to have non-zero size"),
+    ("ragged_list", lambda t: t.tensor([[1., 2.], [3.]]), ValueError,
+     r"expected sequence of length 2 at dim 1 \(got 1\)"),
+    ("ragged_list_deep", lambda t: t.tensor([[[1], [2]], [[1], [2, 3]]]), ValueError,
+     r"expected sequence of length 1 at dim 2 \(got 2\)"),
+    ("ragged_scalar", lambda t: t.tensor([[1., 2.], 3.]), TypeError, r"not a sequence"),
 ]
 
 

@@ -59,8 +59,31 @@ def _to_array(data):
     try:
         return np.array(data)
     except (ValueError, TypeError) as e:
+        ragged = _ragged(data, 0) if isinstance(data, (list, tuple)) else None
+        if ragged:
+            raise ragged from None
         raise ValueError(f"tensor(): could not convert data of type {type(data).__name__} "
                          f"to a tensor ({e})") from None
+
+
+def _ragged(data, dim):
+    """PyTorch's error for the first sequence in ``data`` whose length differs from its
+    first sibling's (the shape is read off the first elements), or None."""
+    seqs = [x for x in data if isinstance(x, (list, tuple))]
+    if not seqs:
+        return None
+    if len(seqs) != len(data):
+        return TypeError(f"not a sequence: expected a sequence of length {len(seqs[0])} at "
+                         f"dim {dim + 1} (got a scalar)")
+    for x in seqs:
+        if len(x) != len(seqs[0]):
+            return ValueError(f"expected sequence of length {len(seqs[0])} at dim {dim + 1} "
+                              f"(got {len(x)})")
+    for x in seqs:
+        msg = _ragged(x, dim + 1)
+        if msg:
+            return msg
+    return None
 
 
 def _flat(data):

@@ -12,6 +12,8 @@ under transforms).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 from numpy import ndarray
 
@@ -88,7 +90,7 @@ def getitem(x, idx):
             dim += 1
         else:
             try:
-                i = int(i)
+                i = operator.index(i)  # not int(): a float index is an error (PyTorch)
             except TypeError:
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
                                  f"or byte Variables are valid indices (got {type(i).__name__})") from None
@@ -114,6 +116,12 @@ def _advanced_getitem(x, idx):
             if i != slice(None):
                 out = slice_dim(out, dim, i.start, i.stop, i.step or 1)
             dim += 1
+        elif isinstance(i, Tensor) and i._data.dtype == np.bool_ and i.ndim == 0:
+            # A 0-d mask acts as a bool index that is only known at run time: a new dim
+            # of size 1 (True) or 0 (False), as x[x > 0] on a 0-d x gives in PyTorch.
+            out = unsqueeze(out, dim)
+            adv.append((dim, nonzero(i.reshape(1), as_tuple=True)[0]))
+            dim += 1
         elif isinstance(i, Tensor) and i._data.dtype == np.bool_:
             if tuple(i.shape) != tuple(out.shape[dim:dim + i.ndim]):
                 raise IndexError(f"The shape of the mask {list(i.shape)} at index {dim} does not "
@@ -127,7 +135,12 @@ def _advanced_getitem(x, idx):
             adv.append((dim, i))
             dim += 1
         else:
-            adv.append((dim, to_tensor(int(i), _dt.int64)))
+            try:
+                i = operator.index(i)
+            except TypeError:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
+                                 f"or byte Variables are valid indices (got {type(i).__name__})") from None
+            adv.append((dim, to_tensor(i, _dt.int64)))
             dim += 1
     dims = [d for d, _ in adv]
     from .shape import broadcast_tensors

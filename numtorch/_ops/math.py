@@ -347,9 +347,12 @@ def _clamp_scalar(x, bound, prim):
     dt = result_type(x, bound)
     x, b = match_device(convert(x, dt), to_tensor(bound, dt))
     b = broadcast_to(b, x._data.shape)
-    if prim is E.maximum:
-        return where(x >= b, x, b)
-    return where(x <= b, x, b)
+    out = where(x >= b, x, b) if prim is E.maximum else where(x <= b, x, b)
+    if dt.is_floating_point or dt.is_complex:
+        # NaN propagates (PyTorch), but its gradient is 0 as for a clamped element: the
+        # NaN comes from a constant, not from x, so no derivative flows through it.
+        out = where(isnan(x), b * float("nan"), out)
+    return out
 
 
 clip = clamp

@@ -25,6 +25,8 @@ def _axes(x, dim, fn):
         return tuple(range(nd))
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     axes = tuple(sorted(canonical_dim(d, nd) for d in dims))
+    if nd == 0:
+        return ()  # dims 0 and -1 name a 0-d tensor itself (PyTorch): nothing to reduce
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
     return axes
@@ -110,9 +112,14 @@ def amin(input, dim=(), keepdim=False):
 
 
 def _check_nonempty(x, dim, fn):
-    if x.numel() == 0 and dim in (None, ()):
+    if x.numel() != 0:
+        return
+    if dim in (None, ()):
         raise RuntimeError(f"{fn}(): Expected reduction dim to be specified for input.numel() "
                            "== 0. Specify the reduction dim with the 'dim' argument.")
+    for d in _axes(x, dim, fn):
+        if x.shape[d] == 0:  # a max over no elements has no value (no identity)
+            raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def _extremum(arg_prim, red_prim, fn):
@@ -126,7 +133,7 @@ def _extremum(arg_prim, red_prim, fn):
             return _reduce(red_prim, input, None, False, fn)
         d = canonical_dim(dim, input.ndim)
         if input.ndim == 0:
-            return values_indices(input.clone(), _zeros_index())
+            return values_indices(input.clone(), _zeros_index(input))
         if input.shape[d] == 0:
             raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
         idx = bind(arg_prim, input, axis=d)
@@ -141,9 +148,9 @@ def _extremum(arg_prim, red_prim, fn):
     return op
 
 
-def _zeros_index():
+def _zeros_index(like):
     from .creation import zeros
-    return zeros((), dtype=_dt.int64)
+    return zeros((), dtype=_dt.int64, device=like.device)
 
 
 max = _extremum(Rd.argmax, Rd.reduce_max, "max")
@@ -160,7 +167,7 @@ def _arg(prim, fn):
             return bind(prim, input.reshape(-1), axis=0)
         d = canonical_dim(dim, input.ndim)
         if input.ndim == 0:
-            return _zeros_index()
+            return _zeros_index(input)
         if input.shape[d] == 0:
             raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
         out = bind(prim, input, axis=d)
@@ -195,13 +202,21 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     d = input - mu
     from .math import abs as _abs
     sq = d * d if not input.is_complex() else _abs(d) ** 2
+    if n == 0:
+        # Over no elements the variance is NaN, a constant: its tangent is 0 (PyTorch),
+        # where 0 / 0 would make the tangent NaN too.
+        return sum(sq, dim, keepdim) + float("nan")
     return sum(sq, dim, keepdim) / np.maximum(n - correction, 0)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over ``dim`` (see ``var``)."""
-    from .math import sqrt
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    from .math import sqrt, where
+    v = var(input, dim, unbiased, keepdim, correction=correction)
+    # Where the variance is 0 the gradient is 0, not 0 * inf (PyTorch masks it): the
+    # inner where keeps sqrt's derivative finite, the outer one sends nothing through it.
+    zero = v == 0
+    return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -216,6 +231,9 @@ def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, computed stably."""
     from .math import exp, isinf, log, where
     input = convert(input, float_dtype_for(input.dtype))
+    if input.numel() == 0:  # no shift needed (or possible: amax over no elements raises)
+        out = log(sum(exp(input), dim, keepdim=True))
+        return out if keepdim else out.squeeze(_axes(input, dim, "logsumexp"))
     m = amax(input, dim, keepdim=True).detach()
     m = where(isinf(m), 0.0, m)
     out = log(sum(exp(input - m), dim, keepdim=True)) + m
@@ -228,7 +246,8 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     if dtype is not None:
         input = convert(input, _dt.to_dtype(dtype))
     dim = _implicit_dim(input, dim, "softmax")
-    e = exp(input - amax(input, dim, keepdim=True).detach())
+    # The shift by the max is for stability only; an empty input has none (and no max).
+    e = exp(input - amax(input, dim, keepdim=True).detach() if input.numel() else input)
     return e / sum(e, dim, keepdim=True)
 
 
@@ -256,6 +275,7 @@ def cumsum(input, dim, *, dtype=None):
     elif input._data.dtype.kind in "iub":
         input = convert(input, _dt.int64)
     if input.ndim == 0:
+        canonical_dim(dim, 0)  # only 0 and -1 are valid on a 0-d tensor
         return input.clone()
     return bind(Rd.cumsum, input, axis=canonical_dim(dim, input.ndim))
 
@@ -267,6 +287,7 @@ def cumprod(input, dim, *, dtype=None):
     elif input._data.dtype.kind in "iub":
         input = convert(input, _dt.int64)
     if input.ndim == 0:
+        canonical_dim(dim, 0)  # only 0 and -1 are valid on a 0-d tensor
         return input.clone()
     d = canonical_dim(dim, input.ndim)
     n = input.shape[d]

@@ -180,9 +180,9 @@ def permute(input, *dims):
 def transpose(input, dim0, dim1):
     """Returns a view with dimensions ``dim0`` and ``dim1`` swapped."""
     nd = input.ndim
+    a, b = canonical_dim(dim0, nd), canonical_dim(dim1, nd)
     if nd == 0:
         return input
-    a, b = canonical_dim(dim0, nd), canonical_dim(dim1, nd)
     perm = list(range(nd))
     perm[a], perm[b] = perm[b], perm[a]
     return permute(input, perm)
@@ -308,6 +308,9 @@ def _cat_operands(tensors, fn):
 def cat(tensors, dim=0, *, out=None):
     """Concatenates tensors along an existing dimension ``dim``."""
     ts = _cat_operands(tensors, "cat")
+    for i, t in enumerate(ts):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     ts = [t for t in ts if not (t.ndim == 1 and t.shape[0] == 0)] or ts[:1]
     nd = ts[0].ndim
     d = canonical_dim(dim, nd)
@@ -428,7 +431,7 @@ def flip(input, dims):
     """Reverses the order of elements along ``dims``."""
     nd = input.ndim
     dims = tuple(sorted(canonical_dim(d, nd) for d in (dims if isinstance(dims, (tuple, list)) else (dims,))))
-    if not dims:
+    if not dims or nd == 0:  # dims 0 and -1 name a 0-d tensor itself
         return input.clone()
     return bind(S.flip, input, dims=dims)
 
@@ -450,6 +453,8 @@ def roll(input, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     out = input
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     for s, d in zip(shifts, dims):
         d = canonical_dim(d, input.ndim)
         n = input.shape[d]

@@ -16,6 +16,7 @@ _median_result = collections.namedtuple("median", ["values", "indices"])
 def _sorted(input, dim, descending, fn):
     check_tensor(input, "input", fn)
     if input.ndim == 0:
+        canonical_dim(dim, 0)  # only 0 and -1 are valid on a 0-d tensor
         from .creation import zeros
         return input.clone(), zeros((), dtype=int, device=input.device)
     d = canonical_dim(dim, input.ndim)

@@ -222,11 +222,19 @@ def _select_first(x, y):
     return T.where(x == y, T.full_like(x, 0.5), (x > y).to(x.dtype))
 
 
+def _max_grad(g, x, y):
+    # Note [Max/min gradient masks]: the unselected operand gets an exact zero, never
+    # 0 * g (g may be NaN or inf: maximum(x, -.5).sqrt() at x = -1); ties split g evenly
+    # and a NaN operand passes g to both (PyTorch's masked_fill(self < other, 0)).
+    half = T.where(x == y, g * 0.5, g)
+    return T.where(x < y, 0.0, half), T.where(y < x, 0.0, half)
+
+
 maximum = binary("maximum", np.maximum)
-maximum.vjp = lambda g, out, x, y: (lambda m: (g * m, g * (1 - m)))(_select_first(x, y))
+maximum.vjp = lambda g, out, x, y: _max_grad(g, x, y)
 maximum.jvp = lambda p, t: (maximum.bind(*p), _mix(_select_first(*p), t, p[0]))
 minimum = binary("minimum", np.minimum)
-minimum.vjp = lambda g, out, x, y: (lambda m: (g * m, g * (1 - m)))(_select_first(y, x))
+minimum.vjp = lambda g, out, x, y: _max_grad(g, y, x)
 minimum.jvp = lambda p, t: (minimum.bind(*p), _mix(_select_first(p[1], p[0]), t, p[0]))
 atan2 = binary("atan2", np.arctan2)
 atan2.vjp = lambda g, out, y, x: (lambda d: (g * x / d, -g * y / d))(x * x + y * y)

@@ -425,8 +425,10 @@ def binary_samples(*, low=None, high=None, rhs_low=None, rhs_high=None, exclude_
 
 
 def reduction_samples(*, low=None, high=None, keepdim=True, tuple_dims=True, full=True,
-                      dim_required=False, zero_d=True):
-    """All-elements, dim, negative dim, keepdim, tuple dims; 0-d and 1-d inputs."""
+                      dim_required=False, zero_d=True, empty_dim=False):
+    """All-elements, dim, negative dim, keepdim, tuple dims; 0-d and 1-d inputs; 0-d with
+    dims 0 and -1 (both name the scalar itself); ``empty_dim``: reducing a size-0 dim (for
+    ops with a value there: sum 0, prod 1, mean NaN, logsumexp -inf)."""
     def gen(dtype, requires_grad):
         def m(shape):
             return make(shape, dtype, requires_grad, low=low, high=high)
@@ -442,6 +444,10 @@ def reduction_samples(*, low=None, high=None, keepdim=True, tuple_dims=True, ful
         yield SampleInput(m((0, 3)), (1,), name="empty_batch")  # reduces the non-empty dim
         if zero_d:
             yield SampleInput(m(()), (0,) if dim_required else (), name="0d")
+            yield SampleInput(m(()), (-1,), name="0d_negdim")
+        if empty_dim:
+            # NaN or -inf values whose tangents are NaN (0/0): no derivative columns.
+            yield SampleInput(m((0, 3)), (0,), name="empty_dim", grad=False)
     return gen
 
 

@@ -311,6 +311,12 @@ def _clamp_samples(dtype, requires_grad):
     yield SampleInput(m((4,)), (None, hi), name="max_only")
     yield SampleInput(m((2, 3)), (m((2, 3), low=-9, high=0), m((3,), low=0, high=9)), name="tensor_bounds")
     yield SampleInput(m(()), (lo, hi), name="0d")
+    yield SampleInput(m((0, 2)), (lo, hi), name="empty")
+    if dtype.is_floating_point:  # NaN propagates through every bound (PyTorch)
+        edge = O.tensor_of([math.nan, math.inf, -math.inf, 0.0, 9.0], dtype)
+        yield SampleInput(edge, (-0.5, 0.5), name="nan", grad=False)
+        yield SampleInput(edge, (0.1,), name="nan_min", grad=False)
+        yield SampleInput(edge, (None, 0.5), name="nan_max", grad=False)
 
 
 def _clamp_ref(x, min=None, max=None):

@@ -9,14 +9,17 @@ from ..opinfo import (ALL_REAL, BOOL, FLOATING, INTEGRAL, INT64, SAME, SUM_DTYPE
                       SampleInput, make, reduction_samples, register)
 
 
-def _axis(dim):
+def _axis(dim, x=None):
+    """NumPy's axis for ``dim``; None on a 0-d ``x``, where PyTorch accepts dims 0 and -1."""
+    if x is not None and np.ndim(x) == 0:
+        return None
     return tuple(dim) if isinstance(dim, (tuple, list)) else dim
 
 
 def _np_reduction(fn):
     """A reference for ``op(x, dim=None, keepdim=False)`` from a NumPy reduction."""
     def ref(x, dim=None, keepdim=False, **kw):
-        return fn(x, axis=_axis(dim), keepdims=keepdim, **kw)
+        return fn(x, axis=_axis(dim, x), keepdims=keepdim, **kw)
     return ref
 
 
@@ -32,15 +35,15 @@ def _sum_ref(x, dim=None, keepdim=False, dtype=None):
         x = x.astype(dtype.np)
     elif x.dtype.kind in "biu":
         x = x.astype(np.int64)
-    return np.sum(x, axis=_axis(dim), keepdims=keepdim)
+    return np.sum(x, axis=_axis(dim, x), keepdims=keepdim)
 
 
 def _mean_ref(x, dim=None, keepdim=False, dtype=None):
-    return np.mean(x.astype(dtype.np) if dtype is not None else x, axis=_axis(dim), keepdims=keepdim)
+    return np.mean(x.astype(dtype.np) if dtype is not None else x, axis=_axis(dim, x), keepdims=keepdim)
 
 
 def _prod_samples(dtype, requires_grad):
-    for s in reduction_samples(low=0.5, high=2, tuple_dims=False)(dtype, requires_grad):
+    for s in reduction_samples(low=0.5, high=2, tuple_dims=False, empty_dim=True)(dtype, requires_grad):
         yield s
     x = make((2, 3), dtype, requires_grad)
     if dtype.is_floating_point:
@@ -65,7 +68,7 @@ register(
            sample_inputs=_sum_samples),
     OpInfo("nansum", ref=_np_reduction(np.nansum), result_dtype=SAME, sample_inputs=_nan_samples),
     OpInfo("mean", ref=_mean_ref, dtypes=FLOATING + (torch.complex128,), result_dtype=SAME,
-           sample_inputs=reduction_samples()),
+           sample_inputs=reduction_samples(empty_dim=True)),
     OpInfo("nanmean", ref=_np_reduction(np.nanmean), result_dtype=SAME, sample_inputs=_nan_samples),
     OpInfo("prod", ref=_prod_ref, dtypes=FLOATING + INTEGRAL, result_dtype=SUM_DTYPE,
            sample_inputs=_prod_samples),
@@ -93,7 +96,7 @@ def _extremum_ref(fn, arg):
             return (np.maximum if fn is np.max else np.minimum)(x, dim)
         if dim is None:
             return fn(x)
-        values = fn(x, axis=dim, keepdims=keepdim)
+        values = fn(x, axis=_axis(dim, x), keepdims=keepdim)
         indices = arg(x, axis=dim, keepdims=keepdim) if x.ndim else np.zeros((), np.int64)
         return values, indices
     return ref
@@ -152,12 +155,21 @@ def _var_samples(dtype, requires_grad):
     yield SampleInput(x, ((0, 1),), dict(correction=0), name="correction0")
     yield SampleInput(x, (-1,), dict(unbiased=False), name="unbiased_false")
     yield SampleInput(make((5,), dtype, requires_grad), (0,), dict(correction=2), name="correction2")
+    yield SampleInput(make((), dtype, requires_grad), (0,), dict(correction=0), name="0d_dim")
+    yield SampleInput(make((), dtype, requires_grad), (-1,), name="0d_negdim", grad=False)  # NaN
+    # Over no elements: NaN (tests/test_edges.py checks var's tangent there is 0, not 0/0).
+    yield SampleInput(make((0, 2), dtype, requires_grad), (0,), name="empty_dim", grad=False)
+    # A constant row: std's gradient is 0 there (PyTorch masks 0 * inf); var's is too.
+    # Not differentiable in the finite-difference sense (|x| at 0), so no grad columns;
+    # tests/test_edges.py checks the gradient against PyTorch.
+    yield SampleInput(make((1,), dtype, requires_grad).expand(3), (0,), name="constant",
+                      grad=False)
 
 
 def _var_ref(x, dim=None, unbiased=None, keepdim=False, correction=None):
     if correction is None:
         correction = 0 if unbiased is False else 1
-    return np.var(x, axis=_axis(dim), ddof=correction, keepdims=keepdim)
+    return np.var(x, axis=_axis(dim, x), ddof=correction, keepdims=keepdim)
 
 
 def _std_ref(*args, **kwargs):
@@ -167,7 +179,7 @@ def _std_ref(*args, **kwargs):
 def _with_mean(ref):
     def both(x, dim=None, unbiased=None, keepdim=False, correction=None):
         return (ref(x, dim, unbiased, keepdim, correction),
-                np.mean(x, axis=_axis(dim), keepdims=keepdim))
+                np.mean(x, axis=_axis(dim, x), keepdims=keepdim))
     return both
 
 
@@ -184,10 +196,10 @@ register(
 
 
 def _logsumexp_ref(x, dim, keepdim=False):
-    m = np.max(x, axis=_axis(dim), keepdims=True)
+    m = np.max(x, axis=_axis(dim, x), keepdims=True) if x.size else 0.0  # empty: log(0) = -inf
     m = np.where(np.isinf(m), 0, m)
-    out = np.log(np.sum(np.exp(x - m), axis=_axis(dim), keepdims=True)) + m
-    return out if keepdim else np.squeeze(out, axis=_axis(dim))
+    out = np.log(np.sum(np.exp(x - m), axis=_axis(dim, x), keepdims=True)) + m
+    return out if keepdim else np.squeeze(out, axis=_axis(dim, x))
 
 
 def _softmax_samples(dtype, requires_grad):
@@ -197,14 +209,16 @@ def _softmax_samples(dtype, requires_grad):
     yield SampleInput(make((2, 3), dtype, requires_grad), (0,), dict(dtype=torch.float64),
                       name="dtype")
     yield SampleInput(make((), dtype, requires_grad), (0,), name="0d")
+    yield SampleInput(make((), dtype, requires_grad), (-1,), name="0d_negdim")
+    yield SampleInput(make((0, 2), dtype, requires_grad), (0,), name="empty_dim")
     big = torch.tensor([[1000.0, 0.0, -1000.0]], dtype=dtype)
     yield SampleInput(big, (1,), name="large", grad=False)
 
 
 def _softmax_ref(x, dim, dtype=None):
     x = x.astype(dtype.np) if dtype is not None else x
-    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
-    return e / np.sum(e, axis=dim, keepdims=True)
+    e = np.exp(x - np.max(x, axis=_axis(dim, x), keepdims=True)) if x.size else np.exp(x)
+    return e / np.sum(e, axis=_axis(dim, x), keepdims=True)
 
 
 def _log_softmax_ref(x, dim, dtype=None):
@@ -218,7 +232,7 @@ def _softmax_dtype(s):
 
 register(
     OpInfo("logsumexp", ref=_logsumexp_ref, result_dtype=SAME,
-           sample_inputs=reduction_samples(full=False, dim_required=True)),
+           sample_inputs=reduction_samples(full=False, dim_required=True, empty_dim=True)),
     OpInfo("softmax", ref=_softmax_ref, result_dtype=_softmax_dtype, sample_inputs=_softmax_samples),
     OpInfo("log_softmax", ref=_log_softmax_ref, result_dtype=_softmax_dtype,
            sample_inputs=_softmax_samples),
@@ -234,6 +248,7 @@ def _scan_samples(dtype, requires_grad):
     yield SampleInput(make((3, 2), dtype, requires_grad, low=0.5, high=2), (0,), name="dim0")
     yield SampleInput(make((2, 3, 2), dtype, requires_grad, low=0.5, high=2), (-1,), name="negdim")
     yield SampleInput(make((), dtype, requires_grad), (0,), name="0d")
+    yield SampleInput(make((), dtype, requires_grad), (-1,), name="0d_negdim")
     yield SampleInput(make((0, 2), dtype, requires_grad), (0,), name="empty")
     if dtype.is_floating_point:
         yield SampleInput(make((4,), dtype, requires_grad), (0,), dict(dtype=torch.float64),
@@ -281,7 +296,7 @@ register(
            sample_inputs=_logical_samples),
     OpInfo("any", ref=_np_reduction(np.any), dtypes=ALL_REAL, result_dtype=BOOL, supports_grad=False,
            sample_inputs=_logical_samples),
-    OpInfo("count_nonzero", ref=lambda x, dim=None: np.count_nonzero(x, axis=_axis(dim)),
+    OpInfo("count_nonzero", ref=lambda x, dim=None: np.count_nonzero(x, axis=_axis(dim, x)),
            dtypes=ALL_REAL, result_dtype=INT64, supports_grad=False,
            sample_inputs=_count_nonzero_samples),
 )
@@ -300,7 +315,7 @@ def _norm_samples(dtype, requires_grad):
 def _norm_ref(x, p="fro", dim=None, keepdim=False):
     p = 2 if p == "fro" else p
     a = np.abs(x)
-    axis = _axis(dim)
+    axis = _axis(dim, x)
     if p == float("inf"):
         return np.max(a, axis=axis, keepdims=keepdim)
     return np.sum(a ** p, axis=axis, keepdims=keepdim) ** (1.0 / p)
