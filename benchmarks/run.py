@@ -5,7 +5,7 @@ median over repeats, or the minimum with ``--stat min``, which is the steadier e
 on a machine that other work shares) with the garbage collector off, printed per call. The
 table has one column per framework (numtorch, NumPy hand-written, PyTorch eager with 2
 threads, JAX jitted; a missing framework is skipped) and the ratios numtorch/NumPy and
-numtorch/PyTorch; the speed targets of issues #2 and #3 are checked underneath. Results
+numtorch/PyTorch; the speed targets of issues #2, #3 and #6 are checked underneath. Results
 are also written as JSON with the date and machine. Speed targets live here, never in
 unit tests.
 """
@@ -27,7 +27,7 @@ if __package__ in (None, ""):  # `python benchmarks/run.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "benchmarks"
 
-from . import eager, transforms  # noqa: E402,F401  (eager registers its workloads on import)
+from . import eager, graph, transforms  # noqa: E402,F401  (eager registers its workloads on import)
 from .common import FRAMEWORKS, LABELS, WORKLOADS, Workload, add, available, has_func  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -171,7 +171,7 @@ def table(results, frameworks):
 
 
 def check_targets(results):
-    """Each target of issues #2 and #3 as (description, workload, value, limit, ok)."""
+    """Each target of issues #2, #3 and #6 as (description, workload, value, limit, ok)."""
     out = []
     for r in results:
         if not r["target"]:
@@ -190,6 +190,11 @@ def check_targets(results):
     if vm and loop:
         out.append(("vmap(grad) >= 2x faster than a .backward() loop", "per-sample grads",
                     loop / vm, 2.0, loop / vm >= 2.0))
+    chain = by_name.get(graph.CHAIN_NAME, {}).get("numtorch")
+    region = by_name.get(graph.REGION_NAME, {}).get("numtorch")
+    if chain and region:
+        out.append(("a traced graph runs in <= 0.6x eager's time", "20-op chain",
+                    region / chain, 0.6, region / chain <= 0.6))
     return out
 
 
@@ -228,6 +233,7 @@ def main(argv=None):
 
     if has_func():
         transforms.register()
+        graph.register()
     _register_imports()
     selected = [w for w in WORKLOADS if args.filter is None
                 or args.filter.lower() in w.name.lower() or args.filter.lower() == w.group]
