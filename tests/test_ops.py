@@ -626,6 +626,23 @@ def test_region(op, dtype, index):
 
 
 @pytest.mark.parametrize("op, dtype, index", _transform_cases(
+    "passes", differentiable=False, limit=2, keep=_tensor_outputs_only))
+def test_passes(op, dtype, index):
+    """The traced op after constant folding, CSE and DCE (numtorch/_core/passes.py) computes
+    what eager does, bit for bit."""
+    from numtorch._core.passes import optimize
+    s = sample(op, dtype, index)
+    tensors = [t.detach() for t in s.tensors()]
+
+    def f(*values):
+        return tuple(flatten_outputs(_substitute(s, s.tensors(), values).call(op.op)))
+    graph = optimize(make_graph(f)(*tensors))
+    for k in range(2):
+        example = _example(tensors, (0,) * len(tensors), k)
+        assert_close(graph(*example), f(*example), rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases(
     "region_grad", differentiable=True, limit=2))
 def test_region_jvp_vjp(op, dtype, index):
     """jvp and vjp of the region equal jvp and vjp of the op."""
