@@ -20,11 +20,12 @@ _SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "i
 
 
 def type_str(shape, dtype) -> str:
+    """``f32[s0, 64]``: dtype and shape; a size is an int or a symbol (`Sym`)."""
     return f"{_SHORT.get(np.dtype(dtype).name, np.dtype(dtype).name)}{list(shape)}"
 
 
 class Var:
-    """A graph value: a name and an abstract type (shape, NumPy dtype)."""
+    """A graph value: a name and an abstract type (shape of ints and `Sym`s, NumPy dtype)."""
 
     __slots__ = ("name", "shape", "dtype")
 
@@ -92,14 +93,44 @@ class Graph:
     A backend attaches its compiled form by setting ``graph.compiled``: a callable taking
     the NumPy arrays of ``graph.closed()[0]``'s inputs and returning a tuple of arrays, one
     per output; the ``graph_call`` primitive then runs it instead of the generated runner.
+
+    With symbolic sizes (``make_graph(f, dynamic=True)``), ``symbols`` maps each symbol's
+    name to the input dimensions it is read from and ``shape_guards`` lists the relations
+    between sizes that tracing relied on (_core/symbolic.py, Note [Guards]). Calling such a
+    graph runs its concrete copy for the inputs' sizes (Note [Running a symbolic graph]).
     """
 
-    def __init__(self, inputs, nodes, outputs, consts, in_tree=None, out_tree=None, name="forward"):
+    def __init__(self, inputs, nodes, outputs, consts, in_tree=None, out_tree=None, name="forward",
+                 shape_env=None):
         self.inputs, self.nodes, self.outputs, self.consts = inputs, nodes, outputs, consts
         self.in_tree, self.out_tree, self.name = in_tree, out_tree, name
+        self.shape_env = shape_env   # the symbols' ShapeEnv, None for a graph of ints
         self.compiled = None     # a backend's callable on arrays (see the class docstring)
         self._closed = None      # cache of closed()
         self.cache = {}          # transformed graphs (jvp, vjp, batch) and the runner
+
+    # -- symbolic sizes -----------------------------------------------------------------
+    @property
+    def symbols(self) -> dict:
+        """{symbol name: [(input index, dim), ...]}: where each size symbol is read from."""
+        return self.shape_env.symbols() if self.shape_env is not None else {}
+
+    @property
+    def shape_guards(self) -> tuple:
+        """The guards (relations between sizes) this graph is valid under."""
+        return tuple(self.shape_env.guards) if self.shape_env is not None else ()
+
+    def check_shape_guards(self, *args) -> dict:
+        """{symbol: size} for flat inputs ``args``; raises ShapeGuardError if a guard fails."""
+        from .symbolic import bind_symbols
+        return bind_symbols(self, args)
+
+    def for_sizes(self, args):
+        """This graph, or, when its sizes are symbolic, its concrete copy for ``args``' sizes."""
+        if self.shape_env is None or not self.shape_env.hints:
+            return self
+        from .symbolic import concrete_graph
+        return concrete_graph(self, args)
 
     # -- printing -----------------------------------------------------------------------
     def python_code(self) -> str:
@@ -155,6 +186,8 @@ class Graph:
         """
         if len(args) != len(self.inputs):
             raise TypeError(f"graph expects {len(self.inputs)} inputs, got {len(args)}")
+        if self.shape_env is not None:
+            return self.for_sizes(args)(*args)   # Note [Running a symbolic graph]
         for a, v in zip(args, self.inputs):
             d = getattr(a, "_data", None)
             if d is None or d.shape != v.shape or d.dtype != v.dtype:
@@ -166,6 +199,8 @@ class Graph:
         """Run the graph on flat tensor inputs by binding its primitives one by one."""
         if len(args) != len(self.inputs):
             raise TypeError(f"graph expects {len(self.inputs)} inputs, got {len(args)}")
+        if self.shape_env is not None:
+            return self.for_sizes(args).inline(*args)
         env = {id(v): a for v, a in zip(self.inputs, args)}
         for c in self.consts:
             env[id(c)] = c.value
@@ -224,6 +259,10 @@ def _collect_subgraphs(graph, out, seen):
 def _code(graph, names):
     args = ", ".join(f"{v.name}: '{v.type}'" for v in graph.inputs)
     lines = [f"def {names[id(graph)]}({args}):"]
+    for name, sources in graph.symbols.items():
+        lines.append(f"    # {name} = " + " == ".join(
+            f"{graph.inputs[i].name}.size({d})" for i, d in sources))
+    lines += [f"    # guard: {g}" for g in graph.shape_guards]
     for node in graph.nodes:
         if node.effect == "copy_":
             code = f"    {node.ins[0].name}.copy_({node.ins[1].name})"

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .symbolic import Sym
+
 
 class MetaArray:
     """A payload with a shape and a dtype and no data (``device='meta'``)."""
@@ -12,7 +14,8 @@ class MetaArray:
     requires_grad = False   # the Tensor holding it carries the flag
 
     def __init__(self, shape, dtype):
-        self.shape = tuple(int(s) for s in shape)
+        # a size is an int or a symbol (Note [Guards] in symbolic.py); int() would specialise
+        self.shape = tuple(s if s.__class__ is int or s.__class__ is Sym else int(s) for s in shape)
         self.dtype = np.dtype(dtype)
 
     @property

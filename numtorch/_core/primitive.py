@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from numpy import ndarray
 
+from .symbolic import symbol_owner
+
 # Note [Primitive rules]
 # Every primitive carries, in one place:
 #   impl(*arrays, **params)            NumPy evaluation; returns an ndarray (or a tuple)
@@ -154,6 +156,13 @@ autograd_bind = None
 grad_mode = [True]
 
 
+# Note [Symbolic params]
+# A primitive applied to concrete tensors (a captured constant, a parameter) with a
+# symbolic size among its params — broadcasting a constant to ``(s0, 4)`` — cannot run in
+# NumPy: its result has a symbolic shape, so it belongs in the graph being traced. `bind`
+# hands it to the interpreter that owns the symbol (the trace that made it). Only binds
+# with no tracer argument and a non-empty stack pay for the check; eager code never does.
+
 def bind(prim, *args, **params):
     """Apply ``prim`` to Tensor ``args``: the one dispatch point (Note [Interpreter stack])."""
     top = None
@@ -166,6 +175,8 @@ def bind(prim, *args, **params):
                 top = interp
         if a._requires_grad:
             recording = True
+    if top is None and STACK and params:
+        top = symbol_owner(params)   # Note [Symbolic params]
     if top is not None:
         if not top.active:
             _escaped(top)

@@ -15,6 +15,8 @@ from .._core import dtypes as _dt
 from .._core.meta import MetaArray
 from .._core.primitive import bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Size, Tensor, _canonical_dim, wrap, wrap_array
+from .._core.symbolic import Sym
+from .._prims import creation as C
 from .._prims import elementwise as E
 from .._prims import shape as S
 
@@ -34,6 +36,9 @@ def to_tensor(x, dtype=None) -> Tensor:
         arr = x
     elif isinstance(x, np.generic):
         arr = np.asarray(x)
+    elif x.__class__ is Sym:   # a symbolic size used as a number (Note [Symbolic params])
+        d = dtype or _dt.int64
+        return bind(C.full, shape=(), fill_value=x, dtype=d.np)
     elif is_scalar(x):
         d = dtype or _dt.scalar_dtype(x)
         try:
@@ -87,7 +92,7 @@ def _operand_class(x):
         return _dt.from_numpy(d.dtype), (1 if len(d.shape) == 0 else 0)
     if isinstance(x, ndarray):
         return _dt.from_numpy(x.dtype), (1 if x.ndim == 0 else 0)
-    return _dt.scalar_dtype(x), 2
+    return (_dt.int64 if x.__class__ is Sym else _dt.scalar_dtype(x)), 2
 
 
 def result_type(*operands) -> _dt.dtype:
@@ -145,11 +150,16 @@ def _broadcast_message(shapes, ndim):
     return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
 
 
+# Note [Comparing shapes]
+# Tuple equality compares items before lengths, so ``(s0, 16) == (16,)`` asks ``s0 == 16``
+# and, with a symbolic s0, records a guard the result never depended on. Shape code that
+# may see symbols compares lengths first.
+
 def broadcast_to(x: Tensor, shape) -> Tensor:
     """Broadcast ``x`` to ``shape`` with one `broadcast_in_dim` (nothing if already there)."""
     shape = tuple(shape)
     xs = x._data.shape
-    if xs == shape:
+    if len(xs) == len(shape) and xs == shape:   # lengths first: Note [Comparing shapes]
         return x
     nd = len(shape)
     if len(xs) > nd:
@@ -258,7 +268,7 @@ def _strict_binary(prim, a, b, compute_dtype):
         dt = result_type(a, b)
         dt = _PROMOTE_CACHE[key] = compute_dtype(dt) if compute_dtype is not None else dt
     a, b = match_device(to_tensor(a, dt), to_tensor(b, dt))
-    if a._data.shape != b._data.shape:
+    if len(a._data.shape) != len(b._data.shape) or a._data.shape != b._data.shape:
         shape = broadcast_shapes(a._data.shape, b._data.shape)
         a, b = broadcast_to(a, shape), broadcast_to(b, shape)
     return bind(prim, a, b)

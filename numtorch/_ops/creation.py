@@ -11,6 +11,8 @@ from .._core import dtypes as _dt
 from .._core.meta import MetaArray
 from .._core.primitive import STACK, bind
 from .._core.tensor import Tensor, device as _device, wrap, wrap_array
+from .._core.symbolic import Sym, is_symbolic
+from .._prims import creation as C
 from .._prims import random as R
 
 
@@ -157,6 +159,9 @@ def _size(size, fn="zeros"):
     for s in size:
         if isinstance(s, Tensor):
             s = s.item()
+        if s.__class__ is Sym:
+            out.append(s)
+            continue
         if not isinstance(s, (numbers.Integral,)) or isinstance(s, bool):
             raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, but found element "
                             f"of type {type(s).__name__}")
@@ -178,6 +183,10 @@ def _filled(fill, size, dtype, device, requires_grad, fn):
     d = _dtype_or_default(dtype)
     if _is_meta(device):
         t = wrap(MetaArray(shape, d.np))
+    elif is_symbolic(shape):
+        # a symbolic size: the value is a graph node, computed from the inputs' shapes
+        value = fill((), d.np)
+        t = C.full.bind(shape=shape, fill_value=value.item(), dtype=d.np)
     else:
         t = wrap_array(fill(shape, d.np))
     if requires_grad:

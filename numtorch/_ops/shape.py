@@ -18,6 +18,7 @@ from numpy import ndarray
 from .._core import dtypes as _dt
 from .._core.primitive import Primitive, bind
 from .._core.tensor import Tensor, wrap
+from .._core.symbolic import as_size, same_shape
 from .._prims import shape as S
 from ._common import (broadcast_shapes, broadcast_to as _broadcast_to, canonical_dim,
                       check_tensor, convert, result_type)
@@ -57,11 +58,11 @@ def _infer_shape(shape, numel):
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    return tuple(as_size(s) for s in shape)
 
 
 def _reshape(x, shape):
-    if x._data.shape == shape:
+    if same_shape(x._data.shape, shape):
         return x
     return bind(S.reshape, x, new_shape=shape)
 

@@ -117,20 +117,47 @@ class TraceInterpreter(Interpreter):
                                user_location(), effect="copy_"))
 
 
-def make_graph(func, *, name="forward"):
+# Note [Dynamic dims]
+# ``make_graph(f, dynamic=True)`` makes every dimension of size >= 2 of every tensor input
+# a symbol (torch.compile(dynamic=True)); sizes 0 and 1 stay ints, as in PyTorch, and equal
+# sizes share a symbol (Note [Duck sizing] in _core/symbolic.py). ``dynamic_dims`` is the
+# finer form capture's ``mark_dynamic(t, dim)`` becomes: one entry per flat input leaf (in
+# `tree_flatten` order; ignored for non-tensors), each a set of dims made symbolic *and
+# marked*: code that needs a marked size as a concrete int raises ConstraintViolationError
+# instead of silently specialising (PyTorch's behaviour for mark_dynamic). Both may be
+# given: `dynamic` covers the unmarked dims.
+
+
+def make_graph(func, *, name="forward", dynamic=False, dynamic_dims=None, duck_shape=True):
     """``make_graph(func)(*args)`` traces ``func`` on ``args`` into a `Graph` (like make_fx).
 
     Works on transformed functions too: ``make_graph(grad(f))(x)`` is the gradient program.
+    ``dynamic=True`` or ``dynamic_dims=[{0}, set(), ...]`` (per flat input) trace with
+    symbolic sizes, so the graph runs on other sizes (Note [Dynamic dims]); ``duck_shape``
+    gives equal input sizes one symbol, PyTorch's default.
     """
     @functools.wraps(func)
     def wrapper(*args):
         leaves, in_tree = tree_flatten(args)
+        if dynamic_dims is not None and len(dynamic_dims) != len(leaves):
+            raise ValueError(f"make_graph: dynamic_dims has {len(dynamic_dims)} entries but the "
+                             f"arguments flatten to {len(leaves)} leaves (one set of dims per leaf)")
+        env = None
+        if dynamic or dynamic_dims is not None:
+            from .._core.symbolic import ShapeEnv
+            env = ShapeEnv(duck_shape=duck_shape, where=user_location)
         interp = push(TraceInterpreter())
+        if env is not None:
+            env.owner = interp
         try:
             inputs, lifted = [], []
             for i, x in enumerate(leaves):
                 if isinstance(x, Tensor):
-                    v = Var(f"arg{i}", x.shape, x._data.dtype)
+                    shape = x.shape
+                    if env is not None:
+                        shape = _symbolic_shape(env, shape, len(inputs), dynamic,
+                                                dynamic_dims[i] if dynamic_dims else ())
+                    v = Var(f"arg{i}", shape, x._data.dtype)
                     inputs.append(v)
                     lifted.append(wrap(TraceTracer(interp, v), requires_grad=False))
                 else:
@@ -140,8 +167,20 @@ def make_graph(func, *, name="forward"):
             outputs = [interp._operand(o) if isinstance(o, Tensor) else o for o in out_leaves]
         finally:
             pop(interp)
-        return Graph(inputs, interp.nodes, outputs, interp.consts, in_tree, out_tree, name).check()
+        return Graph(inputs, interp.nodes, outputs, interp.consts, in_tree, out_tree, name,
+                     env).check()
     return wrapper
+
+
+def _symbolic_shape(env, shape, index, dynamic, marked):
+    marked = set(marked or ())
+    bad = [d for d in marked if not isinstance(d, int) or not -len(shape) <= d < len(shape)]
+    if bad:
+        raise IndexError(f"make_graph: dynamic_dims[{index}] names dim {bad[0]}, but input "
+                         f"{index} has {len(shape)} dimensions")
+    marked = {d % len(shape) for d in marked}
+    return tuple(env.create_symbol(n, (index, d), marked=d in marked) if dynamic or d in marked
+                 else n for d, n in enumerate(shape))
 
 
 def trace_target(t: Tensor):

@@ -1,0 +1,19 @@
+"""Creation primitives: ``full``, a constant whose shape and value may be symbolic.
+
+Eager creation (``torch.zeros``, ``full``, Python scalars as operands) makes NumPy arrays
+directly and never binds these; they are bound where a size or a fill value is a symbol
+(a traced ``zeros_like(x)`` of a shape ``(s0, 3)``, or ``sum / s0`` in ``mean``), so the
+graph computes the value from the input shapes at run time (_core/symbolic.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core.primitive import Primitive
+
+full = Primitive(
+    "full", nondiff=True,
+    impl=lambda *, shape, fill_value, dtype: np.full(shape, fill_value, dtype=dtype),
+    shape=lambda *, shape, fill_value, dtype: (tuple(shape), np.dtype(dtype)))
+full.batch = lambda values, bdims, *, shape, **params: (full.bind(shape=shape, **params), None)
+full.vjp_needs = ()
