@@ -35,7 +35,8 @@ class Primitive:
     """A strict primitive operation with its rules attached (see Note [Primitive rules])."""
 
     __slots__ = ("name", "impl", "shape", "jvp", "vjp", "batch", "multiple_results",
-                 "nondiff", "inplace", "ufunc", "vjp_needs", "lower", "__weakref__")
+                 "nondiff", "inplace", "ufunc", "vjp_needs", "vjp_context", "lower",
+                 "__weakref__")
 
     def __init__(self, name, *, impl=None, shape=None, jvp=None, vjp=None, batch=None,
                  multiple_results=False, nondiff=False, register=True):
@@ -46,6 +47,7 @@ class Primitive:
         self.inplace = False
         self.ufunc = None   # the NumPy ufunc when impl is one (in-place ops write `out=`)
         self.vjp_needs = None   # Note [What backward reads] (autograd/engine.py)
+        self.vjp_context = None  # per-call backward state: autograd.Function's ctx (engine.record)
         self.lower = None       # codegen rule of the compile backend (numtorch._inductor)
         if register:
             ALL_PRIMITIVES[name] = self

@@ -170,8 +170,10 @@ def _differentiable(payload) -> bool:
 def record(prim, params, edges, saved, out, outs_as_tensors):
     """Attach a Node for ``prim`` (inputs reached through ``edges``) to ``outs_as_tensors``."""
     node = Node(prim, params, saved, out, edges)
-    for i, o in enumerate(outs_as_tensors):
-        if _differentiable(o._data):
+    if prim.vjp_context is not None:   # a custom Function's ctx (autograd/function.py)
+        outs_as_tensors = prim.vjp_context(node, outs_as_tensors)
+    for i, o in enumerate(outs_as_tensors):   # i: the output's position in `out`
+        if o is not None and _differentiable(o._data):
             o.grad_fn = node
             o._requires_grad = True
             o._output_nr = i

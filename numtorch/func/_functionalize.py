@@ -11,7 +11,6 @@ import functools
 from .._core.primitive import Interpreter, Tracer, bind, pop, push
 from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
-from ..autograd.function import run_custom
 
 
 class FunctionalTracer(Tracer):
@@ -41,10 +40,6 @@ class FunctionalizeInterpreter(Interpreter):
 
     def process(self, prim, args, params):
         return self._wrap(bind(prim, *self._unwrap(args), **params))
-
-    def process_custom(self, cls, args, kwargs):
-        out, ctx = run_custom(self.level, cls, tuple(self._unwrap(args)), kwargs)
-        return self._wrap(out), ctx
 
 
 def functionalize(func, *, remove="mutations"):

@@ -15,7 +15,6 @@ from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
 from .._ops.creation import ones_like, zeros_like
 from ..autograd import engine
-from ..autograd.function import context_at_level, record_custom, run_custom
 
 
 class GradTracer(Tracer):
@@ -72,17 +71,6 @@ class GradInterpreter(Interpreter):
         # output's position is its output_nr (which cotangent slot it fills).
         engine.record(prim, params, edges, tuple(primals), out, wrapped)
         return result
-
-    def process_custom(self, cls, args, kwargs):
-        primals, edges, tracked = self._unwrap(args)
-        out, _ = run_custom(self.level, cls, tuple(primals), kwargs)
-        if not tracked or not _prim.grad_mode[0]:
-            return out, None
-        ctx = context_at_level(cls, primals, out)
-        result, _ = self._wrap_outputs(out, isinstance(out, tuple))
-        edge_by_id = {id(a): e for a, e in zip(args, edges)}
-        record_custom(cls, ctx, args, result, lambda a: edge_by_id.get(id(a)), saved_args=primals)
-        return result, ctx
 
 
 def _unwrap_output(interp, t):

@@ -6,7 +6,6 @@ import functools
 from .._core.primitive import Interpreter, Tracer, bind, pop, push
 from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
-from ..autograd.function import context_at_level, run_custom
 
 
 class JvpTracer(Tracer):
@@ -52,21 +51,6 @@ class JvpInterpreter(Interpreter):
         if prim.multiple_results:
             return tuple(self._wrap(o, t) for o, t in zip(out, tout))
         return self._wrap(out, tout)
-
-    def process_custom(self, cls, args, kwargs):
-        from .._ops.creation import zeros_like
-        primals, tangents = self._unwrap(args)
-        out, _ = run_custom(self.level, cls, tuple(primals), kwargs)
-        if all(t is None for t in tangents):
-            return out, None
-        ctx = context_at_level(cls, primals, out)
-        tangents = [zeros_like(p) if t is None and isinstance(p, Tensor) else t
-                    for p, t in zip(primals, tangents)]
-        tout = cls.jvp(ctx, *tangents)
-        if isinstance(out, tuple):
-            tout = tout if isinstance(tout, tuple) else (tout,)
-            return tuple(self._wrap(o, t) for o, t in zip(out, tout)), ctx
-        return self._wrap(out, tout), ctx
 
 
 def _check_pair(primals, tangents):

@@ -16,7 +16,6 @@ from .._core.meta import MetaArray
 from .._core.primitive import Interpreter, Tracer, pop, push
 from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
-from ..autograd.function import call_forward
 
 # Note [Mutations in graphs]
 # Under other transforms an in-place op rebinds the tensor's payload (functionalization).
@@ -107,10 +106,6 @@ class TraceInterpreter(Interpreter):
 
     def process_nullary(self, prim, params):
         return self._emit(prim, [], params)
-
-    def process_custom(self, cls, args, kwargs):
-        # The graph inlines the forward; its custom backward is not part of a forward graph.
-        return call_forward(cls, args, kwargs)
 
     def record_copy(self, dst: Tensor, src: Tensor):
         self.nodes.append(Node(None, (self._operand(dst), self._operand(src)), {}, (),

@@ -12,12 +12,20 @@ from .._core import primitive as _prim
 from .._core.primitive import Interpreter, Tracer, bind, pop, push
 from .._core.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
-from ..autograd.function import Function, call_forward, run_custom
 
 _DATA_DEPENDENT = (
     "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow "
     "(or calling {what} on it). Its value differs per example, so it has no single value here. "
     "Use torch.where (or other tensor ops) instead of Python control flow on batched tensors.")
+
+
+# Note [The batching interpreter]
+# Batch rules see values and batch dims, not the interpreter. A higher-order primitive's
+# rule (autograd.Function's) also needs the batch size and the randomness policy, to hand
+# them to the user's vmap staticmethod or to a nested vmap. `process` leaves the
+# interpreter here just before calling a batch rule; such a rule reads it first thing,
+# before it binds anything (which may overwrite it).
+BATCHING = [None]
 
 
 class BatchTracer(Tracer):
@@ -77,6 +85,7 @@ class VmapInterpreter(Interpreter):
             return bind(prim, *values, **params)
         if prim.batch is None:
             raise NotImplementedError(f"vmap: the primitive {prim.name} has no batching rule")
+        BATCHING[0] = self   # Note [The batching interpreter]
         out, out_bdim = prim.batch(tuple(values), tuple(bdims), **params)
         if prim.multiple_results:
             return tuple(self._wrap(o, d) for o, d in zip(out, out_bdim))
@@ -95,24 +104,6 @@ class VmapInterpreter(Interpreter):
                 return prim.bind(**params)
             out, bdim = prim.batch((), (), batch_size=self.size, **params)
         return self._wrap(out, bdim)
-
-    def process_custom(self, cls, args, kwargs):
-        values, bdims = self._unwrap(args)
-        if all(d is None for d in bdims):
-            return run_custom(self.level, cls, tuple(values), kwargs)
-        if cls.vmap is not Function.vmap:
-            info = VmapInfo(self.size, self.randomness)
-            out, out_dims = cls.vmap(info, tuple(bdims), *values, **kwargs)
-            if isinstance(out, tuple):
-                dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(out)
-                return tuple(self._wrap(o, d) for o, d in zip(out, dims)), None
-            return self._wrap(out, out_dims), None
-        if cls.generate_vmap_rule:
-            # The forward's own ops batch themselves (Note [Custom functions under transforms]).
-            return call_forward(cls, args, kwargs)
-        raise RuntimeError(
-            f"To use autograd.Function ({cls.__name__}) with vmap, you must either override the "
-            "vmap staticmethod or set generate_vmap_rule=True.")
 
 
 class VmapInfo:

@@ -118,3 +118,28 @@ class VmapRule(torch.autograd.Function):
 def test_vmap_staticmethod_is_used():
     xs = torch.randn(5, 3)
     assert torch.allclose(vmap(VmapRule.apply)(xs), xs * 2)
+
+
+class Const42(torch.autograd.Function):
+    """backward ignores the forward: a test can tell which derivative ran."""
+
+    @staticmethod
+    def forward(x):
+        return x.clone()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, g):
+        return torch.full_like(g, 42.0)
+
+
+def test_a_traced_custom_function_keeps_its_backward():
+    # The bug of issue 6: make_graph inlined forward and dropped the custom backward.
+    from numtorch.func import make_graph
+    x = torch.tensor(1.5, dtype=F64)
+    assert grad(Const42.apply)(x).item() == 42.0
+    g = make_graph(Const42.apply)(x)
+    assert grad(lambda t: g(t)[0])(x).item() == 42.0
