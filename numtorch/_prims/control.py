@@ -162,10 +162,13 @@ def call_graph(graph, args):
     region, consts, positions = closed
     flags = region.cache.get("flags")
     if flags is None:
-        flags = region.cache["flags"] = (region.has_effects(), any(
-            not n.ins and n.prim.name.startswith("random_") for n in region.nodes))
+        flags = region.cache["flags"] = (region.has_effects() or any(
+            getattr(p, "eager_only", False) for n in region.nodes for p in n.params.values()),
+            any(not n.ins and n.prim.name.startswith("random_") for n in region.nodes))
     if flags[0] or (flags[1] and _prim.STACK):
-        # Effects are not a pure region; a random draw must reach the active transform
+        # Effects are not a pure region; nor is a node whose rules only run eagerly (a
+        # classic forward(ctx, ...) autograd.Function: Note [Classic ctx]), since a
+        # region's rules transform it. A random draw must reach the active transform
         # (vmap's randomness policy) as it would eagerly.
         return graph.inline(*args)
     outs = bind(graph_call, *consts, *args, graph=region)

@@ -152,6 +152,12 @@ class CustomCall:
     def __repr__(self):
         return self.cls.__qualname__
 
+    @property
+    def eager_only(self):
+        """A classic ``forward(ctx, ...)`` Function: its backward needs the ctx its forward
+        filled, so no transform (not even a graph region's) can run it (Note [Classic ctx])."""
+        return not uses_setup_context(self.cls)
+
     def inputs(self, tensors):
         """The user's argument tuple, with ``tensors`` in the tensor positions."""
         args = list(self.args)

@@ -197,10 +197,17 @@ def _loss(sample, args, cts):
 
 
 def _traced(sample, args):
-    """(graph, run) where run(*tensors) replays the graph as the function's result."""
+    """(graph, runs): each run(*tensors) replays the graph as the function's result, one as a
+    region (a ``graph_call`` node, what compile makes) and one inlined node by node."""
     g = make_graph(lambda *ts: sample.fn.apply(*_rebuild(args, ts)))(*_tensors(args))
     n = len(_as_tuple(sample.ref_out(*args)))
-    return g, (lambda *ts: g(*ts) if n > 1 else g(*ts)[0])
+    return g, [(lambda *ts, run=run: run(*ts) if n > 1 else run(*ts)[0])
+               for run in (g, g.inline)]
+
+
+def _graph_loss(run, cts):
+    return (lambda *ts: sum((o * c).sum() for o, c in zip(_as_tuple(run(*ts)), cts)
+                            if c is not None))
 
 
 def _assert_outputs(got, want):
@@ -218,10 +225,11 @@ def test_eager_and_traced_forward_agree_with_the_reference(sample):
     args = sample.make_args()
     eager = sample.fn.apply(*args)
     _assert_outputs(eager, sample.ref_out(*args))
-    g, run = _traced(sample, args)
+    g, runs = _traced(sample, args)
     # the call stays one node of the graph: its rules are still the user's
     assert g.primitives() == ["custom_function_call"]
-    _assert_outputs(run(*_tensors(args)), eager)
+    for run in runs:
+        _assert_outputs(run(*_tensors(args)), eager)
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=repr)
@@ -232,27 +240,26 @@ def test_backward_is_the_custom_rule_eager_traced_and_transformed(sample):
     want = sample.ref_vjp(args, cts)
     argnums = tuple(range(len(tensors)))
     # eager autograd (.backward) on the function, and on the replayed graph
-    g, run = _traced(sample, args)
-    for f in (lambda *ts: sample.fn.apply(*_rebuild(args, ts)), run):
+    g, runs = _traced(sample, args)
+    for f in (lambda *ts: sample.fn.apply(*_rebuild(args, ts)), *runs):
         leaves = [t.detach().requires_grad_() for t in tensors]
         outs = _as_tuple(f(*leaves))
         sum((o * c).sum() for o, c in zip(outs, cts) if c is not None).backward()
-        assert outs[0].grad_fn.name() == sample.fn.__name__ + "Backward"
         _assert_outputs(tuple(leaf.grad for leaf in leaves), want)
-    loss = _loss(sample, args, cts)
-    graph_loss = (lambda *ts: sum((o * c).sum() for o, c in zip(_as_tuple(run(*ts)), cts)
-                                  if c is not None))
+        if f is not runs[0]:   # (a region records one node of its own)
+            assert outs[0].grad_fn.name() == sample.fn.__name__ + "Backward"
+    losses = [_loss(sample, args, cts)] + [_graph_loss(run, cts) for run in runs]
     if sample.ctx_style:
         # PyTorch's rule: transforms need the setup_context style, traced or not
-        for f in (loss, graph_loss):
+        for f in losses:
             with pytest.raises(RuntimeError, match="must override the setup_context"):
                 grad(f)(*tensors)
         return
-    _assert_outputs(grad(loss, argnums=argnums)(*tensors), want)
-    _assert_outputs(grad(graph_loss, argnums=argnums)(*tensors), want)
-    # the gradient program traced, then run
-    gg = make_graph(grad(graph_loss, argnums=argnums))(*tensors)
-    _assert_outputs(gg(*tensors), want)
+    for loss in losses:
+        _assert_outputs(grad(loss, argnums=argnums)(*tensors), want)
+        # the gradient program traced, then run
+        gg = make_graph(grad(loss, argnums=argnums))(*tensors)
+        _assert_outputs(gg(*tensors), want)
 
 
 @pytest.mark.parametrize("sample", [s for s in SAMPLES if s.ref_jvp], ids=repr)
@@ -261,8 +268,8 @@ def test_jvp_is_the_custom_rule_eager_and_traced(sample):
     tensors = _tensors(args)
     tangents = tuple(torch.full_like(t, 0.5) + i for i, t in enumerate(tensors))
     want = sample.ref_jvp(args, tangents)
-    _, run = _traced(sample, args)
-    for f in (lambda *ts: sample.fn.apply(*_rebuild(args, ts)), run):
+    _, runs = _traced(sample, args)
+    for f in (lambda *ts: sample.fn.apply(*_rebuild(args, ts)), *runs):
         out, tout = jvp(f, tuple(tensors), tangents)
         _assert_outputs(out, sample.ref_out(*args))
         for t, w, o in zip(_as_tuple(tout), want, _as_tuple(out)):
@@ -277,19 +284,17 @@ def test_vmap_and_its_compositions_use_the_custom_rules(sample):
         batch[i] = _rebuild(b, [t + 0.1 * i for t in _tensors(b)])
     stacked = [torch.stack(ts) for ts in zip(*[_tensors(b) for b in batch])]
     args0 = batch[0]
-    _, run = _traced(sample, args0)
+    _, runs = _traced(sample, args0)
     per_example = [sample.fn.apply(*b) for b in batch]
     want = tuple(torch.stack(o) for o in zip(*[_as_tuple(p) for p in per_example]))
-    for f in (lambda *ts: sample.fn.apply(*_rebuild(args0, ts)), run):
+    for f in (lambda *ts: sample.fn.apply(*_rebuild(args0, ts)), *runs):
         _assert_outputs(vmap(f)(*stacked), want)
     # vmap(grad) and grad(vmap): per-example custom gradients
     cts = _cotangents(sample, args0)
     argnums = tuple(range(len(stacked)))
     want_g = [sample.ref_vjp(b, cts) for b in batch]
     want_g = tuple(torch.stack(gs) for gs in zip(*want_g))
-    graph_loss = (lambda *ts: sum((o * c).sum() for o, c in zip(_as_tuple(run(*ts)), cts)
-                                  if c is not None))
-    for loss in (_loss(sample, args0, cts), graph_loss):
+    for loss in [_loss(sample, args0, cts)] + [_graph_loss(run, cts) for run in runs]:
         _assert_outputs(vmap(grad(loss, argnums=argnums))(*stacked), want_g)
         summed = (lambda *ts: vmap(loss)(*ts).sum())
         _assert_outputs(grad(summed, argnums=argnums)(*stacked), want_g)
@@ -297,10 +302,11 @@ def test_vmap_and_its_compositions_use_the_custom_rules(sample):
         tangents = tuple(torch.ones_like(t) for t in stacked)
         want_t = [sample.ref_jvp(b, tuple(torch.ones_like(t) for t in _tensors(b)))
                   for b in batch]
-        _, tout = jvp(vmap(run), tuple(stacked), tangents)
-        for k, t in enumerate(_as_tuple(tout)):
-            if want_t[0][k] is not None:
-                assert_close(t, torch.stack([w[k] for w in want_t]))
+        for run in runs:
+            _, tout = jvp(vmap(run), tuple(stacked), tangents)
+            for k, t in enumerate(_as_tuple(tout)):
+                if want_t[0][k] is not None:
+                    assert_close(t, torch.stack([w[k] for w in want_t]))
 
 
 def test_generated_vmap_rule_keeps_the_custom_backward_under_grad_of_vmap():
@@ -313,7 +319,8 @@ def test_generated_vmap_rule_keeps_the_custom_backward_under_grad_of_vmap():
     assert_close(g2, torch.ones_like(x))
     gv = make_graph(vmap(Clamped.apply))(x)
     assert gv.primitives() == ["custom_function_call"]
-    assert_close(grad(lambda t: gv(t)[0].sum())(x), torch.ones_like(x))
+    for run in (gv, gv.inline):
+        assert_close(grad(lambda t: run(t)[0].sum())(x), torch.ones_like(x))
 
 
 def test_double_grad_through_a_traced_custom_backward():
@@ -321,8 +328,9 @@ def test_double_grad_through_a_traced_custom_backward():
     g = make_graph(lambda t: ScaledExp.apply(t, 1.0))(x)
     # backward (2 g out) is written in numtorch ops and `out` is the call's output, whose
     # derivative is again the custom rule (2 exp x): the Hessian is 2 * 2 diag(exp x)
-    h = torch.func.jacrev(grad(lambda t: g(t)[0].sum()))(x)
-    assert_close(h, torch.diag(4 * x.exp()))
+    for run in (g, g.inline):
+        h = torch.func.jacrev(grad(lambda t: run(t)[0].sum()))(x)
+        assert_close(h, torch.diag(4 * x.exp()))
 
 
 def test_needs_input_grad_is_per_level():
