@@ -218,3 +218,15 @@ def test_prim_batch_rule(prim, pattern):
                     np.asarray(o._concrete("test")), k, axis=d)
                 np.testing.assert_allclose(got, r, rtol=1e-6, atol=1e-6,
                                            err_msg=f"prims.{prim.name} example {k}, {params}")
+
+
+@pytest.mark.parametrize("prim", _prim_params())
+def test_prim_has_lower_rule(prim):
+    """Every primitive tells the compile backend how to generate it, or declares itself an
+    extern (a NumPy call between kernels) with a reason (Note [Lower rules])."""
+    from numtorch._prims import _lower
+    rule = prim.lower
+    assert isinstance(rule, (_lower.Pointwise, _lower.Reduction, _lower.Movement, _lower.Extern)), \
+        f"prims.{prim.name} has no lower rule (give it one, or declare it extern)"
+    if isinstance(rule, _lower.Extern):
+        assert rule.reason, f"prims.{prim.name}: an extern declaration says why"

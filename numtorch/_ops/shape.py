@@ -20,6 +20,7 @@ from .._core.primitive import Primitive, bind
 from .._core.tensor import Tensor, wrap
 from .._core.symbolic import as_size, same_shape
 from .._prims import shape as S
+from .._prims._lower import movement
 from ._common import (broadcast_shapes, broadcast_to as _broadcast_to, canonical_dim,
                       check_tensor, convert, result_type)
 
@@ -529,6 +530,7 @@ def _stop_gradient_impl(x):
 stop_gradient = Primitive("stop_gradient", impl=_stop_gradient_impl,
                           shape=lambda x: (x.shape, x.dtype), nondiff=True,
                           batch=lambda v, d: (bind(stop_gradient, v[0]), d[0]))
+stop_gradient.lower = movement(lambda load, idx, shapes, out: load(0, idx))   # identity
 
 
 def detach(input):

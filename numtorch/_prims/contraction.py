@@ -133,3 +133,8 @@ dot_general = Primitive("dot_general", impl=_dot_impl, shape=_dot_shape, vjp=_do
 
 # Note [What backward reads] (autograd/engine.py): each operand's cotangent reads the other.
 dot_general.vjp_needs = ((1,), (0,))
+
+# Lower rule (Note [Lower rules], _lower.py)
+from ._lower import extern  # noqa: E402
+
+dot_general.lower = extern("contraction: BLAS through NumPy")

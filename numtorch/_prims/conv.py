@@ -239,3 +239,8 @@ conv = Primitive("conv", impl=_conv_impl, shape=_conv_shape, jvp=_conv_jvp, vjp=
 
 # Note [What backward reads] (autograd/engine.py): each operand's cotangent reads the other.
 conv.vjp_needs = ((1,), (0,))
+
+# Lower rule (Note [Lower rules], _lower.py)
+from ._lower import extern  # noqa: E402
+
+conv.lower = extern("convolution: BLAS through NumPy")

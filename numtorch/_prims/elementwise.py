@@ -394,3 +394,44 @@ for _p, _n in {
         atan2: ((0, 1), (0, 1)), fmod: ((), (0, 1)), remainder: ((), (0, 1)),
         select: ((), (0,), (0,)), convert_element_type: ()}.items():
     _p.vjp_needs = _n
+
+
+# ---------------------------------------------------------------------------------------
+# Lower rules (Note [Lower rules], _lower.py): one C expression per primitive. Math
+# functions are <tgmath.h>'s type-generic names; nt_* helpers live in the kernels' prelude
+# (numtorch/_inductor/codegen.py).
+from ._lower import FLOAT_ONLY, extern, pointwise  # noqa: E402
+
+_NO_BOOL = dict(b=None)
+for _p, _c in {neg: "-{0}", exp: "exp({0})", exp2: "exp2({0})", expm1: "expm1({0})",
+               log: "log({0})", log2: "log2({0})", log10: "log10({0})", log1p: "log1p({0})",
+               sqrt: "sqrt({0})", rsqrt: "1 / sqrt({0})", sin: "sin({0})", cos: "cos({0})",
+               tan: "tan({0})", asin: "asin({0})", acos: "acos({0})", atan: "atan({0})",
+               sinh: "sinh({0})", cosh: "cosh({0})", tanh: "tanh({0})", asinh: "asinh({0})",
+               acosh: "acosh({0})", atanh: "atanh({0})", sigmoid: "1 / (1 + exp(-{0}))",
+               erf: "erf({0})", pow: "pow({0}, {1})", atan2: "atan2({0}, {1})",
+               fmod: "fmod({0}, {1})", remainder: "nt_rem({0}, {1})",
+               div: "{0} / {1}", floor_divide: "floor({0} / {1})"}.items():
+    _p.lower = pointwise(_c, **(_NO_BOOL if _p is neg else FLOAT_ONLY))
+for _p, _c in {floor: "floor({0})", ceil: "ceil({0})", round: "nearbyint({0})",
+               trunc: "trunc({0})"}.items():
+    _p.lower = pointwise(_c, i="{0}", u="{0}", b="{0}")
+abs.lower = pointwise("fabs({0})", i="({0} < 0 ? -{0} : {0})", u="{0}", b="{0}")
+sign.lower = pointwise("nt_sign({0})", i="(({0} > 0) - ({0} < 0))", u="({0} > 0)", b="{0}")
+isnan.lower = pointwise("isnan({0})", i="0", u="0", b="0")
+isinf.lower = pointwise("isinf({0})", i="0", u="0", b="0")
+isfinite.lower = pointwise("isfinite({0})", i="1", u="1", b="1")
+logical_not.lower = pointwise("!{0}")
+bitwise_not.lower = pointwise("~{0}", b="!{0}", f=None)
+for _p in (conj, real, imag, complex_):
+    _p.lower = extern("complex numbers are not generated")
+for _p, _op in {add: "+", sub: "-", mul: "*"}.items():
+    _p.lower = pointwise(f"{{0}} {_op} {{1}}", **_NO_BOOL)
+maximum.lower = pointwise("nt_max({0}, {1})")
+minimum.lower = pointwise("nt_min({0}, {1})")
+for _p, _op in {eq: "==", ne: "!=", lt: "<", le: "<=", gt: ">", ge: ">=", logical_and: "&&",
+                logical_or: "||", bitwise_and: "&", bitwise_or: "|", bitwise_xor: "^"}.items():
+    _p.lower = pointwise(f"({{0}} {_op} {{1}})")
+logical_xor.lower = pointwise("(!{0} != !{1})")
+select.lower = pointwise("({0} ? {1} : {2})")
+convert_element_type.lower = pointwise("({T}){0}")   # to bool: codegen writes `!= 0`

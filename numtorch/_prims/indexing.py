@@ -180,3 +180,11 @@ index_add = Primitive(
 gather.vjp_needs = take.vjp_needs = ((1,), ())
 scatter.vjp_needs = ((1,), (), (1,))
 scatter_add.vjp_needs = index_add.vjp_needs = ((), (), (1,))
+
+
+# Lower rules (Note [Lower rules]): data-dependent indices (and eager's bounds errors) stay
+# NumPy calls between kernels.
+from ._lower import extern  # noqa: E402
+
+for _p in (gather, scatter, scatter_add, take, index_add):
+    _p.lower = extern("data-dependent indices with bounds checks: NumPy")

@@ -584,3 +584,9 @@ slogdet = Primitive("slogdet", impl=lambda a: tuple(np.asarray(r) for r in np.li
                     shape=_slogdet_shape, jvp=_slogdet_jvp, vjp=_slogdet_vjp,
                     multiple_results=True)
 slogdet.batch = _batch_front(slogdet)
+
+# Lower rules (Note [Lower rules], _lower.py)
+from ._lower import extern  # noqa: E402
+
+for _p in (solve, triangular_solve, cholesky, qr, eigh, eigvalsh, svd, svdvals, det_p, slogdet):
+    _p.lower = extern("linear algebra: LAPACK through NumPy")

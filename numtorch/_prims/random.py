@@ -95,3 +95,10 @@ permutation = Primitive(
     shape=lambda *, n, shape, dtype, generator: (tuple(shape), np.dtype(dtype)))
 permutation.batch = lambda values, bdims, *, batch_size, shape, **params: (
     permutation.bind(shape=(batch_size,) + tuple(shape), **params), 0)
+
+# Lower rules (Note [Lower rules], _lower.py): draws come from the generator's state, as
+# in eager, so compiled code reproduces eager's numbers.
+from ._lower import extern  # noqa: E402
+
+for _p in (uniform, normal, randint, permutation):
+    _p.lower = extern("random draws: the generator's NumPy stream")

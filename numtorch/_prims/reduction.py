@@ -104,3 +104,14 @@ from .shape import broadcast_in_dim  # noqa: E402
 # Note [What backward reads] (autograd/engine.py)
 reduce_sum.vjp_needs = cumsum.vjp_needs = ()
 reduce_max.vjp_needs = reduce_min.vjp_needs = reduce_prod.vjp_needs = ((0, "out"),)
+
+
+# Lower rules (Note [Lower rules], _lower.py)
+from ._lower import extern, reduction  # noqa: E402
+
+reduce_sum.lower = reduction("zero", "sum")
+reduce_prod.lower = reduction("one", "prod")
+reduce_max.lower = reduction("lowest", "max")
+reduce_min.lower = reduction("highest", "min")
+argmax.lower = argmin.lower = extern("index-valued reduction: NumPy's argmax/argmin")
+cumsum.lower = extern("a scan, not a reduction: NumPy's cumsum")

@@ -248,3 +248,87 @@ from .reduction import reduce_sum  # noqa: E402  (the transpose of broadcast_in_
 # Note [What backward reads] (autograd/engine.py): these rules read shapes only.
 for _p in (broadcast_in_dim, reshape, transpose, slice_p, pad, concatenate, flip, copy):
     _p.vjp_needs = ()
+
+
+# ---------------------------------------------------------------------------------------
+# Lower rules (Note [Lower rules], _lower.py): where each output element comes from.
+# ``idx`` holds C index expressions of the output; ``load(k, index)`` reads operand k.
+from ._lower import movement  # noqa: E402
+
+
+def _flat_index(idx, shape):
+    """C expression of the row-major offset of ``idx`` in ``shape``."""
+    terms, stride = [], 1
+    for i, n in reversed(list(zip(idx, shape))):
+        if n != 1:
+            terms.append(f"({i})" if stride == 1 else f"({i})*{stride}")
+        stride *= n
+    return " + ".join(reversed(terms)) or "0"
+
+
+def _reshape_index(idx, shape, out_shape):
+    """Operand index of output element ``idx`` of a reshape from ``shape`` to ``out_shape``."""
+    if [n for n in shape if n != 1] == [n for n in out_shape if n != 1]:
+        kept = iter([i for i, n in zip(idx, out_shape) if n != 1])   # only size-1 dims move
+        return [next(kept) if n != 1 else "0" for n in shape]
+    flat, out, stride = f"({_flat_index(idx, out_shape)})", [], 1
+    for n in reversed(shape):
+        out.append("0" if n == 1 else f"({flat} / {stride} % {n})" if stride > 1 else f"({flat} % {n})")
+        stride *= n
+    return out[::-1]
+
+
+def _clamp(i, n):
+    return f"({i} < 0 ? 0 : {i} >= {n} ? {n - 1} : {i})" if n > 0 else "0"
+
+
+def _pad_index(load, idx, shapes, out_shape, *, padding_value, config):
+    inside, src = [], []
+    for i, n, (lo, hi, it) in zip(idx, shapes[0], config):
+        j = f"({i} - {lo})" if lo else i
+        if it:
+            inside.append(f"{j} % {it + 1} == 0")
+            j = f"({j} / {it + 1})"
+        inside += [f"{j} >= 0", f"{j} < {n}"]
+        src.append(_clamp(j, n))
+    return f"(({' && '.join(inside) or '1'}) ? {load(0, src)} : {load.const(padding_value)})"
+
+
+def _concat_index(load, idx, shapes, out_shape, *, dim):
+    expr, start = None, sum(s[dim] for s in shapes)
+    for k in reversed(range(len(shapes))):
+        start -= shapes[k][dim]
+        if shapes[k][dim] == 0:
+            continue
+        j = list(idx)
+        j[dim] = _clamp(f"({idx[dim]} - {start})" if start else idx[dim], shapes[k][dim])
+        value = load(k, j)
+        expr = value if expr is None else f"({idx[dim]} < {start + shapes[k][dim]} ? {value} : {expr})"
+    return expr
+
+
+def _bid_index(load, idx, shapes, out_shape, *, shape, broadcast_dimensions):
+    return load(0, [idx[d] if n == out_shape[d] else "0"
+                    for n, d in zip(shapes[0], broadcast_dimensions)])
+
+
+def _transpose_index(load, idx, shapes, out_shape, *, permutation):
+    src = [None] * len(permutation)
+    for i, p in enumerate(permutation):
+        src[p] = idx[i]
+    return load(0, src)
+
+
+broadcast_in_dim.lower = movement(_bid_index)
+reshape.lower = movement(lambda load, idx, shapes, out, *, new_shape: load(
+    0, _reshape_index(idx, shapes[0], out)))
+transpose.lower = movement(_transpose_index)
+slice_p.lower = movement(lambda load, idx, shapes, out, *, start_indices, limit_indices, strides: load(
+    0, [f"({s} + {i}*{st})" if st != 1 else f"({s} + {i})" if s else i
+        for i, s, st in zip(idx, start_indices, strides)]))
+pad.lower = movement(_pad_index)
+concatenate.lower = movement(_concat_index)
+flip.lower = movement(lambda load, idx, shapes, out, *, dims: load(
+    0, [f"({n - 1} - {i})" if d in dims or d - len(out) in dims else i
+        for d, (i, n) in enumerate(zip(idx, out))]))
+copy.lower = movement(lambda load, idx, shapes, out: load(0, idx))

@@ -42,3 +42,8 @@ sort = Primitive(
     vjp=_sort_vjp, jvp=_sort_jvp,
     batch=lambda v, d, *, axis, descending: (
         sort.bind(move_bdim(v[0], d[0], 0), axis=axis + 1, descending=descending), (0, 0)))
+
+# Lower rule (Note [Lower rules], _lower.py)
+from ._lower import extern  # noqa: E402
+
+sort.lower = extern("sorting: NumPy")

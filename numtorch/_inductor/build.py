@@ -1,0 +1,182 @@
+"""Build and load: the system C compiler, the on-disk kernel cache, ctypes loading.
+
+``load(source)`` returns a loaded shared library for a C source, compiling it at most once
+per machine: libraries are cached in ``~/.cache/numtorch`` (``NUMTORCH_CACHE_DIR``), keyed
+by source + compiler version + flags + CPU. This module knows nothing of graphs.
+
+Note [Kernel cache]
+An entry is ``<key>.so`` plus ``<key>.sha256``, the digest of the library's bytes, written
+after it. Both are written to a temporary name and renamed (atomic on POSIX), so a reader
+never sees half a file; a process killed mid-write leaves only a stray temporary. A
+library whose digest file is missing or disagrees (truncated, corrupted, written by a
+killed process) is rebuilt. Builders of the same key take an exclusive ``flock`` on
+``<key>.lock``, so two processes compiling the same graph compile it once; the second
+finds the entry when it gets the lock.
+
+Note [OpenMP and BLAS threads]
+libgomp's workers spin after a parallel region (OMP_WAIT_POLICY's default is active for a
+while, GOMP_SPINCOUNT), and so do OpenBLAS's threads after a matmul. On a 2-core machine a
+fused kernel followed by a matmul, alternately, makes each pool spin on the cores the other
+needs (a measured 100x slowdown). The policy: unless the user set them, OMP_WAIT_POLICY is
+"passive" for the kernels' pool, set before the first kernel library loads libgomp, so
+kernel workers sleep as soon as a region ends. benchmarks/compile_backend.py keeps the
+alternating workload that measures it.
+"""
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import functools
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import warnings
+
+from . import config
+
+log = logging.getLogger("numtorch._inductor")
+
+FLAGS = ("-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11",
+         "-fno-math-errno", "-ffp-contract=off", "-fwrapv")
+_LOADED: dict = {}          # key -> ctypes.CDLL (one load per process)
+
+
+@functools.lru_cache(maxsize=None)
+def compiler():
+    """The C compiler: ``$CC``, else cc, gcc, clang; None when there is none."""
+    for name in ([os.environ["CC"]] if os.environ.get("CC") else []) + ["cc", "gcc", "clang"]:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_id(cc):
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+        return out.stdout.splitlines()[0] if out.stdout else cc
+    except (OSError, subprocess.SubprocessError):
+        return cc
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_id():
+    flags = model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and not model:
+                    model = line
+                elif line.startswith("flags") and not flags:
+                    flags = line
+    except OSError:
+        pass
+    return platform.machine() + model + flags
+
+
+def cache_dir():
+    """``$NUMTORCH_CACHE_DIR`` or ``~/.cache/numtorch`` (created on demand)."""
+    d = os.environ.get("NUMTORCH_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "numtorch")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def cache_key(source, cc):
+    h = hashlib.sha256()
+    for part in (source, _compiler_id(cc), " ".join(_flags()), _cpu_id()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:40]
+
+
+def _flags():
+    return (config.cpp.opt_level,) + FLAGS
+
+
+def _digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _valid(so, sha):
+    try:
+        with open(sha) as f:
+            return f.read().strip() == _digest(so)
+    except OSError:
+        return False
+
+
+def _atomic_write_text(path, text):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _compile(source, cc, so):
+    """Compile ``source`` into ``so`` through a temporary file, then rename it in place."""
+    d = os.path.dirname(so)
+    fd, c_path = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".c")
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    tmp_so = c_path[:-2] + ".so"
+    try:
+        cmd = [cc, *_flags(), "-o", tmp_so, c_path, "-lm"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"C compiler failed ({' '.join(cmd)}):\n{res.stderr[-4000:]}")
+        os.replace(tmp_so, so)
+        _atomic_write_text(so[:-3] + ".sha256", _digest(so))
+    finally:
+        for p in (c_path, tmp_so):
+            if os.path.exists(p):
+                os.unlink(p)
+
+
+def _set_thread_policy():
+    # Note [OpenMP and BLAS threads]: before libgomp is loaded by the first kernel library.
+    os.environ.setdefault("OMP_WAIT_POLICY", config.cpp.wait_policy)
+
+
+def load(source):
+    """The loaded library for C ``source`` (compiled or taken from the cache)."""
+    cc = compiler()
+    if cc is None:
+        raise RuntimeError("no C compiler")
+    key = cache_key(source, cc)
+    lib = _LOADED.get(key)
+    if lib is not None:
+        return lib
+    d = cache_dir()
+    so, sha = os.path.join(d, key + ".so"), os.path.join(d, key + ".sha256")
+    if not _valid(so, sha):
+        with open(os.path.join(d, key + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if not _valid(so, sha):        # another process may have built it meanwhile
+                    if os.path.exists(so):
+                        log.warning("kernel cache entry %s is corrupt; rebuilding", so)
+                    log.info("compiling %s", so)
+                    _compile(source, cc, so)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+    _set_thread_policy()
+    lib = ctypes.CDLL(so)
+    _LOADED[key] = lib
+    return lib
+
+
+_warned = []
+
+
+def warn_no_compiler():
+    if not _warned:
+        _warned.append(True)
+        warnings.warn("numtorch._inductor: no C compiler found (set CC, or install cc/gcc/"
+                      "clang); compiled graphs run their primitives with NumPy instead",
+                      RuntimeWarning, stacklevel=3)

@@ -1,0 +1,336 @@
+"""C99 + OpenMP code generation for a `Schedule` (scheduler.py).
+
+Each kernel becomes a C function over its buffers; each run of consecutive kernels
+between externs becomes one entry point (``segment<k>``) that Python calls once. This
+module turns lower rules (Note [Lower rules], numtorch/_prims/_lower.py) into C text; it
+does not compile or run anything (``build.py``) and does not decide grouping.
+
+Note [Exact math in kernels]
+No -ffast-math: NaN, infinities, signed zeros and denormals behave as in eager. Math
+functions are libm's through <tgmath.h> (float32 values call the f-suffixed functions, as
+NumPy does); -ffp-contract=off keeps a*b+c two roundings, as NumPy computes it; -fwrapv
+gives integer overflow NumPy's wrap-around. Float32 sums and products accumulate in double,
+(more accurate than NumPy's pairwise float32 sum, so within the tests' tolerance), max/min
+propagate NaN like np.maximum. Reductions never cross the parallel loop: each outer index
+reduces its own inner loop in a fixed order, so results are the same bits at any thread
+count (the vectorised inner order is fixed at compile time).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core.ir import Const, Var
+from .scheduler import C_TYPES, Kernel, dtype_of, shape_of
+from . import config
+
+PRELUDE = r"""
+#include <stdint.h>
+#include <math.h>
+#include <tgmath.h>
+#include <omp.h>
+#define NT_DATA_OFFSET (sizeof(intptr_t) + sizeof(void *))  /* PyObject_HEAD */
+#define NT_DATA(o) (*(void **)((char *)(o) + NT_DATA_OFFSET))
+static int nt_threads = 1;
+void nt_set_threads(int n) { nt_threads = n > 0 ? n : 1; }
+void *nt_probe(void *o) { return NT_DATA(o); }
+/* np.maximum / np.minimum: NaN wins; equal operands (signed zeros) give the second */
+#define nt_max(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
+#define nt_min(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
+/* torch.sign: sign(nan) == sign(-0.0) == 0 */
+#define nt_sign(a) ((a) > 0 ? 1 : (a) < 0 ? -1 : 0)
+/* np.remainder on floats: the result takes the divisor's sign */
+#define nt_rem(a, b) nt_rem_impl((a), (b))
+static inline double nt_rem_impl(double a, double b) {
+    double r = fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    else if (r == 0) r = copysign(0.0, b);
+    return r;
+}
+"""
+
+
+class Unfusable(Exception):
+    """A computation reads a reduction of its kernel at another outer index."""
+
+
+def literal(value, dtype):
+    """A C literal of ``value`` in ``dtype`` (exact: hex floats)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        v = float(value)
+        if v != v:
+            s = "NAN"
+        elif v in (float("inf"), float("-inf")):
+            s = "INFINITY" if v > 0 else "-INFINITY"
+        else:
+            s = float(np.float32(v) if dtype == np.float32 else v).hex()
+        return f"(({C_TYPES[dtype.name]}){s})"
+    if dtype.kind == "b":
+        return "1" if value else "0"
+    v = int(value)
+    if dtype.kind == "u":
+        return f"(({C_TYPES[dtype.name]}){v}ULL)"
+    return f"(({C_TYPES[dtype.name]})({v + 1}LL - 1))" if v == np.iinfo(np.int64).min else \
+        f"(({C_TYPES[dtype.name]}){v}LL)"
+
+
+def flat_index(idx, shape):
+    terms, stride = [], 1
+    for i, n in reversed(list(zip(idx, shape))):
+        if n != 1 and i != "0":
+            i = i if i.isidentifier() or i.isdigit() else f"({i})"
+            terms.append(i if stride == 1 else f"{i}*{stride}")
+        stride *= n
+    return " + ".join(reversed(terms)) or "0"
+
+
+def index_names(prefix, shape):
+    """Loop variables of ``shape``; size-1 dims index with the constant 0."""
+    return tuple("0" if n == 1 else f"{prefix}{k}" for k, n in enumerate(shape))
+
+
+class Buffers:
+    """Names of the memory a graph's kernels touch, in entry-point argument order."""
+
+    def __init__(self):
+        self.names = {}   # id(var or const) -> C name
+        self.order = []   # vars/consts in argument order
+
+    def name(self, v):
+        if id(v) not in self.names:
+            self.names[id(v)] = f"buf{len(self.order)}"
+            self.order.append(v)
+        return self.names[id(v)]
+
+
+class Emitter:
+    """Writes one kernel's C; ``foreign`` collects reductions of other kernels it reads."""
+
+    def __init__(self, sched, kernel, buffers, dry=False, prefix=""):
+        self.sched, self.kernel, self.buffers, self.dry = sched, kernel, buffers, dry
+        self.prefix = prefix
+        self.outer = kernel.final_outer()
+        self.outer_idx = index_names("o", self.outer)
+        self.done = {}        # id(var) of reductions of this kernel already emitted -> local
+        self.foreign = []
+        self.blocking = []
+        self.lines = []
+        self.counter = 0
+
+    def local(self):
+        self.counter += 1
+        return f"v{self.counter}"
+
+    # -- values ----------------------------------------------------------------------
+    def load(self, v, idx, scope):
+        if isinstance(v, Const):
+            value = self.sched.literal_consts.get(id(v))
+            if value is not None:
+                return literal(value, dtype_of(v))
+            return f"{self.buffers.name(v)}[{flat_index(idx, shape_of(v))}]"
+        key = (id(v), tuple(idx))
+        if key in scope:
+            return scope[key]
+        comp = self.sched.comps.get(id(v))
+        node = self.sched.lowered.get(id(v))
+        if comp is not None and comp.kernel is self.kernel and comp.is_reduction:
+            if id(v) not in self.done:
+                raise AssertionError("reduction read before it is computed")
+            if tuple(idx) != self.outer_idx[:len(idx)] or len(idx) != len(self.outer):
+                self.blocking.append(v)
+                raise Unfusable(v.name)
+            return self.done[id(v)]
+        if node is None or (comp is not None and comp.kernel is not self.kernel and
+                            comp.kernel is not None and (comp.is_reduction or comp.stored)):
+            if comp is not None and comp.kernel is not self.kernel:
+                self.foreign.append(v)
+            return f"{self.buffers.name(v)}[{flat_index(idx, v.shape)}]"
+        expr = self.expr(node, idx, scope)
+        name = self.local()
+        self.lines.append(f"{C_TYPES[v.dtype.name]} {name} = {expr};"
+                          + (f"  /* {v.name} = {node.prim.name} */" if config.debug else ""))
+        scope[key] = name
+        return name
+
+    def expr(self, node, idx, scope):
+        rule, out = node.prim.lower, node.outs[0]
+        if rule.kind == "pointwise":
+            args = [self.load(v, idx, scope) for v in node.ins]
+            kind = dtype_of(node.ins[0]).kind if node.ins else "f"
+            if node.prim.name == "convert_element_type" and out.dtype.kind == "b":
+                return f"({args[0]} != 0)"
+            return rule.expr_for(kind).format(*args, T=C_TYPES[out.dtype.name])
+        if rule.kind == "movement":
+            def load(k, index):
+                return self.load(node.ins[k], list(index), scope)
+            load.const = lambda value: literal(value, out.dtype)
+            return rule.index(load, list(idx), [shape_of(v) for v in node.ins], out.shape,
+                              **node.params)
+        raise AssertionError(f"{node.prim.name} is not inlined")
+
+    # -- computations -------------------------------------------------------------------
+    def loops(self, names, shape, body, simd, reduction=None):
+        """Nested loops over ``shape`` (size-1 dims have none) around ``body`` lines."""
+        dims = [(i, n) for i, n in zip(names, shape) if n != 1]
+        out = list(body)
+        for k, (i, n) in enumerate(reversed(dims)):
+            head = [f"for (int64_t {i} = 0; {i} < {n}; {i}++) {{"]
+            if k == 0 and simd:
+                head.insert(0, "#pragma omp simd" + (f" {reduction}" if reduction else ""))
+            out = head + ["    " + line for line in out] + ["}"]
+        return out
+
+    def emit(self, comp):
+        node, var = comp.node, comp.var
+        where = f"  /* {node.where} */" if node.where else ""
+        self.lines.append(f"/* {var.name} = {node.prim.name}{' (stored)' if comp.stored else ''} "
+                          f"{var.type} */{where}")
+        if comp.is_reduction:
+            self.emit_reduction(comp)
+        else:
+            inner = var.shape[len(self.outer):]
+            idx = self.outer_idx + index_names(f"{var.name}_i", inner)
+            saved, self.lines = self.lines, []
+            value = self.load(var, idx, {}) if comp.node.prim.lower.kind != "reduction" else None
+            body = self.lines + [f"{self.buffers.name(var)}[{flat_index(idx, var.shape)}] = {value};"]
+            self.lines = saved + self.loops(idx[len(self.outer):], inner, body, simd=True)
+
+    def emit_reduction(self, comp):
+        node, var = comp.node, comp.var
+        x, axes = node.ins[0], tuple(node.params["axes"])
+        rule, dt = node.prim.lower, var.dtype
+        red_shape = tuple(n for d, n in enumerate(shape_of(x)) if d in axes)
+        red_idx = index_names(f"{var.name}_r", red_shape)
+        kept, red = iter(self.outer_idx), iter(red_idx)
+        idx = [next(red) if d in axes else next(kept) for d in range(len(shape_of(x)))]
+        acc_t = ("double" if dt.kind == "f" and rule.combine in ("sum", "prod") else
+                 C_TYPES[dt.name] if rule.combine in ("max", "min") else
+                 "uint64_t" if dt.kind == "u" else "int64_t")
+        if dt.kind == "b":
+            init = {"lowest": "0", "highest": "1"}[rule.init]
+        else:
+            init = None
+        init = init or {"zero": "0", "one": "1",
+                "lowest": "-INFINITY" if dt.kind == "f" else literal(_info(dt).min, dt),
+                "highest": "INFINITY" if dt.kind == "f" else literal(_info(dt).max, dt)}[rule.init]
+        acc, nan = self.local(), None
+        self.lines.append(f"{acc_t} {acc} = {init};")
+        if dt.kind == "f" and rule.combine in ("max", "min"):
+            nan = self.local()
+            self.lines.append(f"int {nan} = 0;")
+        saved, self.lines = self.lines, []
+        value = self.load(x, idx, {})
+        cmp = ">" if rule.combine == "max" else "<"
+        body = self.lines + [{"sum": f"{acc} += {value};", "prod": f"{acc} *= {value};"}.get(
+            rule.combine, f"{acc} = {acc} {cmp} {value} ? {acc} : {value};")]
+        op = {"sum": "+", "prod": "*"}.get(rule.combine, rule.combine)
+        clause = f"reduction({op}:{acc})"
+        if nan:
+            body.append(f"{nan} |= {value} != {value};")
+            clause += f" reduction(|:{nan})"
+        self.lines = saved + self.loops(red_idx, red_shape, body, simd=True, reduction=clause)
+        result = self.local()
+        value = f"({nan} ? NAN : {acc})" if nan else acc
+        self.lines.append(f"{C_TYPES[dt.name]} {result} = ({C_TYPES[dt.name]}){value};")
+        if comp.stored:
+            self.lines.append(f"{self.buffers.name(var)}[{flat_index(self.outer_idx, var.shape)}] = {result};")
+        self.done[id(var)] = result
+
+    def function(self):
+        """The kernel's C function (after emitting all computations)."""
+        outer, k = self.outer, self.kernel
+        total = int(np.prod(outer)) if outer else 1
+        work = sum(int(np.prod(c.var.shape[len(outer):] if not c.is_reduction else
+                               shape_of(c.node.ins[0])[len(outer):])) for c in k.comps)
+        body = self.lines
+        lines = [f"static void {self.prefix}{k.name}(void *const *b) {{"]
+        for v in self.buffers.order:
+            lines.append(f"    {C_TYPES[dtype_of(v).name]} *restrict {self.buffers.names[id(v)]} = b[{self.buffers.order.index(v)}];")
+        parallel = f"if({total * work} > {config.cpp.parallel_threshold})"
+        if total == 0:
+            pass        # nothing to compute (a size-0 dimension)
+        elif any(n != 1 for n in outer):
+            dims = [(i, n) for i, n in zip(self.outer_idx, outer) if n != 1]
+            unflat = []
+            for k, (i, n) in enumerate(dims):
+                stride = int(np.prod([m for _, m in dims[k + 1:]]))
+                unflat.append(f"const int64_t {i} = o / {stride} % {n};" if stride > 1 else
+                              f"const int64_t {i} = o % {n};")
+            lines += [f"    #pragma omp parallel for schedule(static) num_threads(nt_threads) {parallel}",
+                      f"    for (int64_t o = 0; o < {total}; o++) {{"]
+            lines += ["        " + line for line in unflat + body] + ["    }"]
+        elif len(k.comps) == 1 and not k.comps[0].is_reduction and "#pragma omp simd" in body:
+            # one flat pointwise loop: parallel and vectorised together
+            body = list(body)
+            j = body.index("#pragma omp simd")
+            body[j] = f"#pragma omp parallel for simd schedule(static) num_threads(nt_threads) {parallel}"
+            lines += ["    " + line for line in body]
+        else:
+            lines += ["    " + line for line in body]
+        lines.append("}")
+        return lines
+
+
+def _info(dt):
+    return np.iinfo(dt) if dt.kind in "iu" else np.iinfo(np.uint8)
+
+
+def reads(sched):
+    """The scheduler's dry run (see scheduler.schedule): blocking or foreign reductions."""
+    def run(kernel, comp, foreign=False):
+        em = Emitter(sched, kernel, Buffers(), dry=True)
+        try:
+            for c in kernel.comps:
+                em.emit(c)
+                if c is comp:
+                    break
+            else:
+                em.emit(comp)
+        except Unfusable:
+            return em.blocking
+        return em.foreign if foreign else []
+    return run
+
+
+def library(parts):
+    """One shared library's C source from ``generate``'s parts (the prelude once)."""
+    return PRELUDE + "\n" + "\n".join(parts)
+
+
+def generate(sched, buffers, prefix=""):
+    """C source of a graph's kernels and one entry point per run of consecutive kernels
+    (``<prefix>segment<k>``; ``library`` adds the prelude).
+
+    Returns (source, segments): ``segments`` lists, per entry point, its kernels' indices.
+    """
+    out = []
+    graph_src = sched.graph.python_code().splitlines()
+    out.append("/* graph:\n" + "\n".join(" * " + line.replace("*/", "* /") for line in graph_src) + "\n */")
+    kernel_fns = []
+    for step in sched.steps:
+        if isinstance(step, Kernel):
+            em = Emitter(sched, step, buffers, prefix=prefix)
+            for comp in step.comps:
+                em.emit(comp)
+            kernel_fns.append(em)
+    for em in kernel_fns:
+        out += em.function() + [""]
+    segments, current = [], []
+    for step in sched.steps:
+        if isinstance(step, Kernel):
+            current.append(step.index)
+        elif current:
+            segments.append(current)
+            current = []
+    if current:
+        segments.append(current)
+    n = len(buffers.order)
+    for s, ks in enumerate(segments):
+        out.append(f"void {prefix}segment{s}(void *const *b) {{")
+        out += [f"    {prefix}kernel{k}(b);" for k in ks]
+        out.append("}")
+        params = ", ".join(f"void *o{i}" for i in range(n)) or "void"
+        datas = ", ".join(f"NT_DATA(o{i})" for i in range(n)) or "0"
+        out.append(f"void {prefix}segment{s}_py({params}) {{ void *b[] = {{{datas}}}; "
+                   f"{prefix}segment{s}(b); }}")
+    return "\n".join(out) + "\n", segments

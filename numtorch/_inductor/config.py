@@ -1,0 +1,21 @@
+"""Knobs of the inductor backend (``numtorch._inductor.config``, PyTorch's names).
+
+Read at compile time unless said otherwise; change them before compiling (or, for
+``cpp.threads``, before calling). This module only holds values.
+"""
+from __future__ import annotations
+
+import os
+
+debug = False              # comment every generated local with its graph value
+fallback_random = True     # random draws run eager's generator (always: they are externs)
+max_autotune = False       # accepted; there is one schedule to choose from today
+
+
+class cpp:
+    """C/OpenMP code generation."""
+
+    threads = int(os.environ.get("NUMTORCH_NUM_THREADS", 0)) or (os.cpu_count() or 1)
+    parallel_threshold = 32768   # elements of work below which a kernel runs on one thread
+    opt_level = "-O3"            # the test suite builds its op matrix at -O1 (compiles 5x faster)
+    wait_policy = "passive"      # OMP_WAIT_POLICY unless set (Note [OpenMP and BLAS threads])

@@ -1,0 +1,237 @@
+"""compile_graph: schedule, generate, build, and the per-call path of a compiled graph.
+
+The per-call path is generated Python source too (straight-line, no loops over steps),
+so a small graph costs one function call, a contiguity check per input, one ``np.empty``
+per output and one ctypes call per run of kernels. This module owns that path; grouping,
+C text and the compiler live in scheduler.py, codegen.py and build.py.
+
+Note [Passing arrays to kernels]
+Reading ``arr.ctypes.data`` costs about 1 µs per array, more than a small kernel. The
+entry points take the arrays themselves (ctypes ``py_object``, a pointer copy) and read
+the data pointer from the object in C: ``PyArrayObject`` starts with the object header
+followed by ``char *data`` (NumPy's stable ABI). A probe checks the layout at load time;
+where it disagrees, the runner falls back to passing ``ctypes.data`` pointers.
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import sys
+
+import numpy as np
+
+from .._core.ir import Const, Var
+from .._core.tensor import wrap
+from . import build, codegen, config
+from .scheduler import Kernel, schedule
+
+log = logging.getLogger("numtorch._inductor")
+output_code_log = logging.getLogger("numtorch._inductor.output_code")
+if "output_code" in os.environ.get("NUMTORCH_LOGS", "") and not output_code_log.handlers:
+    output_code_log.addHandler(logging.StreamHandler(sys.stderr))
+    output_code_log.setLevel(logging.INFO)
+
+_DATA_OFFSET = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)  # PyObject_HEAD
+
+
+class CompiledGraph:
+    """A graph compiled to C kernels; call it with the graph's flat input tensors.
+
+    ``source`` is the generated C, ``python_code`` the per-call path, ``kernel_count`` the
+    number of fused kernels and ``extern_count`` the NumPy calls between them.
+    """
+
+    def __init__(self, graph, sched, source, python_code, fn):
+        self.graph, self.schedule, self.source, self.python_code = graph, sched, source, python_code
+        self._fn = fn
+        self.kernel_count = len(sched.kernels) if sched is not None else 0
+        self.extern_count = sum(1 for s in sched.steps if not isinstance(s, Kernel)) if sched else 0
+
+    def __call__(self, *args):
+        return self._fn(*args)
+
+    def __repr__(self):
+        return f"<CompiledGraph {self.graph.name}: {self.kernel_count} kernels, {self.extern_count} externs>"
+
+
+def compile_graph(graph, example_inputs=None, *, options=None):
+    """Compile a `Graph` into fused C/OpenMP kernels; returns ``callable(*flat_inputs)``.
+
+    ``graph`` comes from ``numtorch.func.make_graph(f)(*args)`` or capture; the returned
+    callable takes the graph's flat input tensors (same shapes and dtypes as traced) and
+    returns the tuple of output tensors, like ``graph(*inputs)``. Pointwise, movement and
+    reduction nodes become fused kernels; everything else (matmul, conv, linalg, sort,
+    random, data-dependent indexing, float16/complex values) runs the primitive's NumPy
+    impl between kernels. Without a C compiler, a warning is issued once and the graph
+    runs its primitives eagerly. ``options`` (torch.compile's ``options=``) set
+    ``numtorch._inductor.config`` attributes for this compilation ("cpp.threads" too).
+
+    >>> import numtorch as torch
+    >>> from numtorch.func import make_graph
+    >>> x = torch.randn(4, 8)
+    >>> g = make_graph(lambda x: torch.softmax(x, -1))(x)
+    >>> fn = compile_graph(g, [x])                      # doctest: +SKIP (needs cc)
+    >>> torch.allclose(fn(x)[0], torch.softmax(x, -1))  # doctest: +SKIP
+    True
+    """
+    return compile_graphs([graph], options=options)[0]
+
+
+def compile_graphs(graphs, *, options=None):
+    """`compile_graph` for several graphs at once, built into one shared library (one
+    compiler run: what the test suite uses to compile hundreds of small graphs)."""
+    from .._core.ir import Graph
+    for g in graphs:
+        if not isinstance(g, Graph):
+            raise TypeError(f"compile_graph: graph must be a numtorch Graph (from make_graph), "
+                            f"got {type(g).__name__}")
+    with _options(options):
+        if build.compiler() is None:
+            build.warn_no_compiler()
+            return [CompiledGraph(g, None, "", "", g.__call__) for g in graphs]
+        parts = []
+        for i, graph in enumerate(graphs):
+            sched = schedule(graph, codegen.reads)
+            buffers = codegen.Buffers()
+            prefix = f"g{i}_" if len(graphs) > 1 else ""
+            source, segments = codegen.generate(sched, buffers, prefix)
+            parts.append((graph, sched, buffers, segments, prefix, source))
+        source = codegen.library(p[-1] for p in parts)
+        output_code_log.info("Output code:\n%s", source)
+        libs = _build(parts)
+        out = []
+        for (graph, sched, buffers, segments, prefix, src), lib in zip(parts, libs):
+            if lib is False:            # the compiler rejected this graph's C: eager
+                out.append(CompiledGraph(graph, None, "", "", graph.__call__))
+                continue
+            py, fn = _runner(graph, sched, buffers, segments, lib, prefix)
+            out.append(CompiledGraph(graph, sched, codegen.library([src]), py, fn))
+    return out
+
+
+def _build(parts):
+    """One library for all parts; if the compiler rejects it, one per graph, and a graph
+    whose C fails alone runs eagerly (a logged error, never a failure of the program)."""
+    if not any(p[1].kernels for p in parts):
+        return [None] * len(parts)
+    try:
+        lib = build.load(codegen.library(p[-1] for p in parts))
+        return [lib] * len(parts)
+    except RuntimeError as e:
+        if len(parts) == 1:
+            log.error("inductor: %s; running the graph eagerly", e)
+            return [False]
+    return [_build([p])[0] for p in parts]
+
+
+class _options:
+    """Set config attributes ("cpp.threads" style keys) for the duration of a compile."""
+
+    def __init__(self, options):
+        self.options, self.saved = dict(options or {}), []
+
+    def __enter__(self):
+        for key, value in self.options.items():
+            obj, attr = config, key
+            if "." in key:
+                head, attr = key.rsplit(".", 1)
+                obj = getattr(config, head, None)
+            if obj is None or not hasattr(obj, attr):
+                raise ValueError(f"compile options: unknown inductor option {key!r}")
+            self.saved.append((obj, attr, getattr(obj, attr)))
+            setattr(obj, attr, value)
+
+    def __exit__(self, *exc):
+        for obj, attr, value in reversed(self.saved):
+            setattr(obj, attr, value)
+
+
+def _contiguous(a):
+    """``a`` as a C-contiguous ndarray of the same shape (np.ascontiguousarray makes 0-d 1-d)."""
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(a.shape)
+
+
+def _runner(graph, sched, buffers, segments, lib, prefix=""):
+    """Generate the per-call Python function (Note [Passing arrays to kernels])."""
+    ns = {"_empty": np.empty, "_contig": _contiguous, "_wrap": wrap, "_cfg": config.cpp,
+          "_dummy": np.zeros(1), "_np": np}
+    names = {}      # id(var) -> Python name of its array
+    lines = []
+    args = [f"a{k}" for k in range(len(graph.inputs))]
+    used = {id(v) for v in buffers.order}
+    for k, v in enumerate(graph.inputs):
+        names[id(v)] = f"x{k}"
+        lines.append(f"x{k} = a{k}._data")
+        if id(v) in used:
+            lines.append(f"if not x{k}.flags.c_contiguous: x{k} = _contig(x{k})")
+    for j, c in enumerate(graph.consts):
+        names[id(c)] = f"_c{j}"
+        ns[f"_c{j}"] = _contiguous(c.value._data)
+        ns[f"_ct{j}"] = c.value
+    for v in buffers.order:
+        if id(v) in sched.comps:
+            names[id(v)] = n = buffers.names[id(v)]
+            ns[f"_s{n}"], ns[f"_d{n}"] = v.shape, v.dtype
+            lines.append(f"{n} = _empty(_s{n}, _d{n})")
+        elif id(v) not in names:
+            names[id(v)] = buffers.names[id(v)]
+            lines.append(f"{buffers.names[id(v)]} = _dummy")
+    if lib is not None and sched.kernels:
+        lines.insert(0, "if _cfg.threads != _state[0]: _state[0] = _cfg.threads; _set_threads(_cfg.threads)")
+        ns["_state"], ns["_set_threads"] = [None], lib.nt_set_threads
+        probe = np.arange(3.0)
+        lib.nt_probe.restype = ctypes.c_void_p
+        lib.nt_probe.argtypes = [ctypes.py_object]
+        direct = lib.nt_probe(probe) == probe.ctypes.data
+    seg, direct = 0, locals().get("direct", False)
+    buf_args = ", ".join(names[id(v)] for v in buffers.order)
+    for i, step in enumerate(sched.steps):
+        if isinstance(step, Kernel):
+            if i and isinstance(sched.steps[i - 1], Kernel):
+                continue          # the same entry point runs consecutive kernels
+            if direct:
+                f = getattr(lib, f"{prefix}segment{seg}_py")
+                f.argtypes, f.restype = [ctypes.py_object] * len(buffers.order), None
+                lines.append(f"_seg{seg}({buf_args})")
+            else:
+                f = getattr(lib, f"{prefix}segment{seg}")
+                f.argtypes, f.restype = [ctypes.c_void_p], None
+                ns["_ptrs"] = ctypes.c_void_p * len(buffers.order)
+                lines.append(f"_seg{seg}(_ptrs({', '.join(n + '.ctypes.data' for n in buf_args.split(', '))}))")
+            ns[f"_seg{seg}"] = f
+            seg += 1
+            continue
+        ins = [names.get(id(v), repr(v)) for v in step.ins]
+        if step.effect == "copy_":
+            dst = step.ins[0]
+            if dst in graph.inputs:
+                lines.append(f"a{graph.inputs.index(dst)}.copy_(_wrap({ins[1]}))")
+            else:
+                lines.append(f"_np.copyto({ins[0]}, {ins[1]})")
+            continue
+        ns[f"_p{i}"], ns[f"_k{i}"] = step.prim.impl, step.params
+        outs = [names.setdefault(id(v), f"e{i}_{j}") for j, v in enumerate(step.outs)]
+        call = f"_p{i}({', '.join(ins)}, **_k{i})"
+        if step.prim.multiple_results:
+            lines.append(f"{', '.join(outs)}, = {call}")
+        else:
+            lines.append(f"{outs[0]} = {call}")
+        for o, v in zip(outs, step.outs):
+            lines.append(f"{o} = _contig({o})" if id(v) in used else f"{o} = _np.asarray({o})")
+    results = []
+    for o in graph.outputs:
+        if isinstance(o, Var) and o in graph.inputs:
+            results.append(f"a{graph.inputs.index(o)}")
+        elif isinstance(o, Const):
+            results.append(f"_ct{graph.consts.index(o)}")
+        elif isinstance(o, Var):
+            results.append(f"_wrap({names[id(o)]})")
+        else:
+            ns[f"_o{len(results)}"] = o
+            results.append(f"_o{len(results)}")
+    lines.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    src = f"def run({', '.join(args)}):\n" + "\n".join("    " + line for line in lines) + "\n"
+    exec(compile(src, f"<inductor runner {graph.name}>", "exec"), ns)
+    return src, ns["run"]

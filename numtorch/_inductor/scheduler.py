@@ -1,0 +1,217 @@
+"""Scheduling: which graph values are computed by which kernel, and which are externs.
+
+Input: a `Graph` (numtorch/_core/ir.py). Output: a `Schedule`, an ordered list of steps,
+each a `Kernel` (fused pointwise/reduction work over one outer iteration space), an extern
+node (the primitive's NumPy impl) or an effect (``copy_``). This module decides grouping
+and which values live in memory; it writes no C (that is ``codegen.py``'s job).
+
+Note [Fusion by inlining]
+Pointwise and movement nodes are never materialised unless someone outside the kernel
+needs them (graph outputs, extern operands): every consumer recomputes them inline at its
+own index, so a chain of any length is one loop body, and a broadcast or transpose is an
+index expression, never a copy. The *computations* of a kernel are the values it must
+produce: reductions and materialised values. A kernel has an outer iteration space (the
+parallel loop); a reduction's outer space is its output shape and its reduced axes are an
+inner loop; a pointwise value of shape ``outer + inner`` runs as an inner loop per outer
+index. Later computations of the same kernel may read a reduction of that kernel only at
+the current outer index (where it is a register); that is what makes softmax, log_softmax
+and layer_norm one kernel each: per row, a max loop, a sum loop, an output loop.
+Anything else starts a new kernel, and the reduction is stored to a temporary buffer.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .._core.ir import Const, Var
+
+log = logging.getLogger("numtorch._inductor")
+
+# dtypes the C generator handles; float16 and complex run as externs (the backend's note)
+C_TYPES = {"float32": "float", "float64": "double", "int8": "int8_t", "int16": "int16_t",
+           "int32": "int32_t", "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t",
+           "uint32": "uint32_t", "uint64": "uint64_t", "bool": "uint8_t"}
+
+
+def dtype_of(v):
+    return v.dtype if isinstance(v, Var) else v.value._data.dtype
+
+
+def shape_of(v):
+    return v.shape if isinstance(v, Var) else tuple(v.value.shape)
+
+
+class Computation:
+    """A value a kernel produces: a reduction or a materialised pointwise value."""
+
+    def __init__(self, node):
+        self.node, self.var = node, node.outs[0]
+        self.rule = node.prim.lower
+        self.is_reduction = self.rule.kind == "reduction"
+        self.stored = False          # written to memory (decided by `schedule`)
+        self.kernel = None
+
+    @property
+    def outer_candidate(self):
+        return self.var.shape if self.is_reduction else None
+
+
+class Kernel:
+    """Computations sharing one outer loop; ``outer`` is decided by the first reduction."""
+
+    def __init__(self, index):
+        self.index, self.comps, self.outer, self.shape = index, [], None, None
+
+    @property
+    def name(self):
+        return f"kernel{self.index}"
+
+    def final_outer(self):
+        if self.outer is not None:
+            return self.outer
+        return self.shape[:-1] if len(self.shape) else ()
+
+
+class Schedule:
+    def __init__(self, graph, steps, comps, lowered, literal_consts):
+        self.graph, self.steps, self.comps = graph, steps, comps
+        self.lowered = lowered                # id(var) -> node computing it in C
+        self.literal_consts = literal_consts  # id(const) -> scalar value (uniform consts)
+
+    @property
+    def kernels(self):
+        return [s for s in self.steps if isinstance(s, Kernel)]
+
+    def externs(self):
+        return [s for s in self.steps if not isinstance(s, Kernel)]
+
+
+def lowerable(node):
+    """Whether ``node`` can become C (else it is an extern, logged with the reason)."""
+    if node.effect is not None or node.prim is None:
+        return False
+    rule = getattr(node.prim, "lower", None)
+    if rule is None or rule.kind == "extern" or node.prim.multiple_results:
+        return False
+    for v in tuple(node.ins) + tuple(node.outs):
+        if not isinstance(v, (Var, Const)) or np.dtype(dtype_of(v)).name not in C_TYPES:
+            log.debug("extern %s: dtype %s is not generated", node.prim.name,
+                      getattr(v, "dtype", type(v).__name__))
+            return False
+    if rule.kind == "pointwise" and node.ins and rule.expr_for(dtype_of(node.ins[0]).kind) is None:
+        return False
+    if rule.kind == "reduction" and dtype_of(node.ins[0]).kind == "b" and rule.combine in ("sum", "prod"):
+        return False
+    return True
+
+
+def _uniform_value(c):
+    """The one value of a constant whose elements are all equal (a literal), else None."""
+    a = c.value._data
+    if a.size == 0 or a.dtype.name not in C_TYPES:
+        return None
+    flat = a.reshape(-1)
+    first = flat[0]
+    if a.size > 1 and not (np.all(flat == first) or (first != first and np.all(flat != flat))):
+        return None
+    return first.item()
+
+
+def schedule(graph, make_reads):
+    """Group ``graph``'s nodes into kernels and externs.
+
+    ``make_reads(schedule)`` gives the codegen's dry run ``reads(kernel, comp)``: the
+    reductions of ``kernel`` that ``comp`` would read at an index other than the outer one
+    (then it cannot join).
+    """
+    nodes = graph.nodes
+    lowered = {}
+    for n in nodes:
+        if lowerable(n):
+            lowered[id(n.outs[0])] = n
+    literal_consts = {}
+    for c in graph.consts:
+        value = _uniform_value(c)
+        if value is not None:
+            literal_consts[id(c)] = value
+    must_store = {id(o) for o in graph.outputs if isinstance(o, Var)}
+    for n in nodes:
+        if id(n.outs[0]) not in lowered if n.outs else True:
+            must_store.update(id(v) for v in n.ins if isinstance(v, Var))
+    sched = Schedule(graph, [], {}, lowered, literal_consts)
+    steps, comps, current = sched.steps, sched.comps, None
+    reads = make_reads(sched)
+
+    def close():
+        nonlocal current
+        if current is not None and current.comps:
+            steps.append(current)
+        current = None
+
+    for n in nodes:
+        if not n.outs or id(n.outs[0]) not in lowered:
+            close()
+            if n.prim is not None:
+                log.info("extern %s (%s)", n.prim.name, getattr(n.prim.lower, "reason", "no lower rule"))
+            steps.append(n)
+            continue
+        rule = n.prim.lower
+        if rule.kind != "reduction" and id(n.outs[0]) not in must_store:
+            continue          # inlined into its consumers (Note [Fusion by inlining])
+        comp = Computation(n)
+        comps[id(comp.var)] = comp
+        comp.stored = id(comp.var) in must_store
+        if current is None or not _fits(current, comp, reads):
+            close()
+            current = Kernel(len([s for s in steps if isinstance(s, Kernel)]))
+            _join(current, comp)
+        else:
+            _join(current, comp)
+    close()
+    _mark_stored(steps, comps, reads)
+    return sched
+
+
+def _join(kernel, comp):
+    if comp.is_reduction and kernel.outer is None:
+        kernel.outer = comp.var.shape
+    elif not comp.is_reduction and kernel.shape is None:
+        kernel.shape = comp.var.shape
+    kernel.comps.append(comp)
+    comp.kernel = kernel
+
+
+def _fits(kernel, comp, reads):
+    shape = comp.var.shape
+    if comp.is_reduction:
+        if kernel.outer is not None and kernel.outer != shape:
+            return False
+        if kernel.outer is None and any(c.var.shape[:len(shape)] != shape for c in kernel.comps):
+            return False
+    else:
+        if kernel.outer is not None:
+            if shape[:len(kernel.outer)] != kernel.outer:
+                return False
+        elif kernel.shape != shape:
+            return False
+    saved = kernel.outer, kernel.shape
+    if comp.is_reduction and kernel.outer is None:
+        kernel.outer = shape
+    if not comp.is_reduction and kernel.shape is None:
+        kernel.shape = shape
+    comp.kernel = kernel
+    try:
+        return not reads(kernel, comp)
+    finally:
+        kernel.outer, kernel.shape = saved
+        comp.kernel = None
+
+
+def _mark_stored(steps, comps, reads):
+    """A reduction read by another kernel (or an extern) lives in a buffer."""
+    for step in steps:
+        if isinstance(step, Kernel):
+            for comp in step.comps:
+                for var in reads(step, comp, foreign=True):
+                    comps[id(var)].stored = True

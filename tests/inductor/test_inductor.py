@@ -1,0 +1,183 @@
+"""The inductor backend on graphs from make_graph: fusion (kernel counts), exactness against
+eager, determinism across thread counts, the kernel cache, and the no-compiler fallback.
+
+Skipped, not failed, where there is no C compiler (except the fallback test, which fakes
+its absence).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import numtorch as torch
+import numtorch.nn.functional as F
+from numtorch._inductor import build, compile_graph, config
+from numtorch.func import make_graph
+from numtorch.testing import assert_close
+
+needs_cc = pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def compiled(f, *args):
+    return compile_graph(make_graph(f)(*args), list(args))
+
+
+def _chain10(x):
+    for k in range(10):
+        x = (x * 1.5).sin() if k % 2 else x + 0.25
+    return x
+
+
+FUSED = {   # name: (function, input shapes, kernels)
+    "softmax": (lambda x: torch.softmax(x, -1), [(8, 33)], 1),
+    "log_softmax": (lambda x: torch.log_softmax(x, -1), [(8, 33)], 1),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, (33,), w, b), [(8, 33), (33,), (33,)], 1),
+    "chain of 10 pointwise": (_chain10, [(5, 7)], 1),
+    "gelu*sigmoid+tanh": (lambda x: F.gelu(x) * torch.sigmoid(x) + x.tanh(), [(6, 9)], 1),
+    # reduced dim in the middle: the outer space (3, 4) is not a prefix of (3, 5, 4), so the
+    # reductions and the output are two kernels (loop reordering is not built)
+    "softmax over a middle dim": (lambda x: torch.softmax(x, 1), [(3, 5, 4)], 2),
+    "broadcast and transpose": (lambda x, y: (x.t() * y).exp() + 1, [(4, 3), (4,)], 1),
+}
+
+
+@needs_cc
+@pytest.mark.parametrize("name", list(FUSED))
+def test_fused_kernel_count_and_value(name):
+    f, shapes, kernels = FUSED[name]
+    args = [torch.randn(*s) for s in shapes]
+    c = compiled(f, *args)
+    assert c.kernel_count == kernels, c.source
+    assert c.extern_count == 0
+    assert_close(c(*args), (f(*args),))
+    fresh = [torch.randn(*s) for s in shapes]          # nothing of the example is baked in
+    assert_close(c(*fresh), (f(*fresh),))
+
+
+@needs_cc
+def test_matmul_is_an_extern_between_kernels():
+    x = torch.randn(6, 5)
+    c = compiled(lambda x: torch.relu(x @ x.t() + 1).sum(-1), x)
+    assert c.extern_count == 1 and c.kernel_count == 2
+    assert_close(c(x), ((torch.relu(x @ x.t() + 1)).sum(-1),))
+
+
+@needs_cc
+def test_ieee_specials_match_eager():
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1e-40, -3.0, 2.5])
+    f = lambda x: (x.exp(), x.tanh(), torch.sigmoid(x), x.sign(), torch.maximum(x, x.flip(0)),
+                   x.amax(), (x * 0).sum(), torch.sqrt(x), x.floor())
+    c = compiled(f, x)
+    for a, e in zip(c(x), f(x)):
+        a, e = a.numpy(), e.numpy()
+        for special in (np.isnan, np.isinf):                # NaN and inf where eager has them
+            np.testing.assert_array_equal(special(a), special(e))
+        np.testing.assert_array_equal(np.signbit(a[a == 0]), np.signbit(e[a == 0]))  # signed zeros
+        np.testing.assert_allclose(a, e, rtol=3e-7)          # libm vs NumPy: within an ulp or two
+
+
+@needs_cc
+def test_output_code_has_source_lines():
+    x = torch.randn(4, 4)
+    c = compiled(lambda x: torch.softmax(x, -1), x)
+    assert "#pragma omp parallel for" in c.source and "test_inductor.py" in c.source
+    assert "reduce_max" in c.source and "reduce_sum" in c.source
+
+
+@needs_cc
+def test_same_bits_at_one_and_two_threads():
+    x, w = torch.randn(512, 1000), torch.randn(1000)
+    f = lambda x, w: (torch.softmax(x, -1), F.layer_norm(x, (1000,), w), x.sum(), (x * w).amax(0))
+    c = compiled(f, x, w)
+    saved = config.cpp.threads
+    try:
+        config.cpp.threads = 1
+        one = c(x, w)
+        config.cpp.threads = 2
+        two = c(x, w)
+    finally:
+        config.cpp.threads = saved
+    for a, b in zip(one, two):
+        assert a.numpy().tobytes() == b.numpy().tobytes()
+    assert_close(one, f(x, w), rtol=1e-5, atol=1e-5)
+
+
+@needs_cc
+def test_inputs_of_other_dtypes_and_layouts():
+    x = torch.randn(5, 6, dtype=torch.float64).t()                # non-contiguous
+    i = torch.arange(30).reshape(6, 5)
+    b = i > 10
+    f = lambda x, i, b: (torch.where(b, x, -x) * i, (i * 3 - 1) // 1, b.logical_not())
+    c = compiled(f, x, i, b)
+    assert_close(c(x, i, b), f(x, i, b))
+
+
+SCRIPT = textwrap.dedent("""
+    import sys; sys.path.insert(0, %r)
+    import numtorch as torch
+    from numtorch._inductor import compile_graph
+    from numtorch.func import make_graph
+    x = torch.ones(4, 4)
+    f = lambda x: (x * 7.125).tanh() + 2       # a source no other test compiles
+    c = compile_graph(make_graph(f)(x))
+    assert torch.allclose(c(x)[0], f(x)), "wrong result"
+    print("ok")
+""" % ROOT)
+
+
+def _compile_in_processes(cache, n):
+    env = dict(os.environ, NUMTORCH_CACHE_DIR=str(cache))
+    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    return [p.communicate(timeout=120) for p in procs]
+
+
+@needs_cc
+def test_two_processes_compile_the_same_graph(tmp_path):
+    outs = _compile_in_processes(tmp_path, 2)
+    assert [o[0].strip() for o in outs] == ["ok", "ok"], outs
+    assert len(list(tmp_path.glob("*.so"))) == 1
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+@needs_cc
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "no digest"])
+def test_corrupt_cache_entry_is_rebuilt(tmp_path, damage):
+    assert _compile_in_processes(tmp_path, 1)[0][0].strip() == "ok"
+    (so,) = tmp_path.glob("*.so")
+    size = len(so.read_bytes())
+    if damage == "truncate":        # as left by a writer killed mid-write
+        so.write_bytes(so.read_bytes()[:100])
+    elif damage == "garbage":
+        so.write_bytes(b"\0" * size)
+    else:
+        next(tmp_path.glob("*.sha256")).unlink()
+    out = _compile_in_processes(tmp_path, 1)
+    assert out[0][0].strip() == "ok", out
+    assert len(so.read_bytes()) == size and so.read_bytes() != b"\0" * size
+
+
+def test_without_a_compiler_warns_once_and_runs(monkeypatch):
+    monkeypatch.setattr(build, "compiler", lambda: None)
+    monkeypatch.setattr(build, "_warned", [])
+    x = torch.randn(4, 5)
+    with pytest.warns(RuntimeWarning, match="no C compiler"):
+        c = compiled(lambda x: torch.softmax(x, -1), x)
+    assert_close(c(x), (torch.softmax(x, -1),))
+
+
+def test_bad_graph_argument():
+    with pytest.raises(TypeError, match="graph must be a numtorch Graph"):
+        compile_graph(lambda x: x, [])
+
+
+def test_unknown_option():
+    g = make_graph(lambda x: x + 1)(torch.ones(2))
+    with pytest.raises(ValueError, match="unknown inductor option 'cpp.nope'"):
+        compile_graph(g, options={"cpp.nope": 1})
