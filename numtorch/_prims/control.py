@@ -181,3 +181,8 @@ def call_graph(graph, args):
 
 
 _ir._call_region = call_graph
+
+# Lower rule (Note [Lower rules], _lower.py)
+from ._lower import extern  # noqa: E402
+
+graph_call.lower = extern("a region runs its own graph (inlining it into the caller's kernels is not built)")
