@@ -213,7 +213,7 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
             continue
         ns[f"_p{i}"], ns[f"_k{i}"] = step.prim.impl, step.params
         outs = [names.setdefault(id(v), f"e{i}_{j}") for j, v in enumerate(step.outs)]
-        call = f"_p{i}({', '.join(ins)}, **_k{i})"
+        call = f"_p{i}({', '.join(ins + [f'**_k{i}'])})"
         if step.prim.multiple_results:
             lines.append(f"{', '.join(outs)}, = {call}")
         else:

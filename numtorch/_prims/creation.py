@@ -17,3 +17,8 @@ full = Primitive(
     shape=lambda *, shape, fill_value, dtype: (tuple(shape), np.dtype(dtype)))
 full.batch = lambda values, bdims, *, shape, **params: (full.bind(shape=shape, **params), None)
 full.vjp_needs = ()
+
+# Lower rule (Note [Lower rules], _lower.py)
+from ._lower import extern  # noqa: E402
+
+full.lower = extern("a constant whose shape or value may be symbolic: NumPy at run time")
