@@ -229,7 +229,9 @@ concatenate.jvp = _linear_jvp(concatenate)
 # ---------------------------------------------------------------------------------------
 # flip(x, dims) and copy(x)
 
-flip = Primitive("flip", impl=lambda x, *, dims: np.flip(x, dims),
+# np.flip is a negative-stride view; PyTorch's flip is a copy, and a Tensor that silently
+# aliased its input would let ``flip(x)[0] = v`` write into ``x`` behind autograd's back.
+flip = Primitive("flip", impl=lambda x, *, dims: np.flip(x, dims).copy(),
                  shape=lambda x, *, dims: (x.shape, x.dtype),
                  vjp=lambda g, out, x, *, dims: (flip.bind(g, dims=dims),))
 flip.jvp = _linear_jvp(flip)

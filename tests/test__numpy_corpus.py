@@ -1,0 +1,83 @@
+"""The NumPy corpus (tests/_numpy_corpus.py) run two ways: plain NumPy and numtorch._numpy.
+
+Values, dtypes and the 0-d-ness of results must equal NumPy's; for error snippets the
+exception must be an instance of the most specific public class NumPy raised
+(``numpy.exceptions.AxisError``, ValueError, TypeError, IndexError, OverflowError, …).
+A third way (compiled) is one more entry in WAYS once compile of NumPy code exists.
+"""
+import numpy
+import pytest
+
+import numtorch._numpy as tnp
+from _numpy_corpus import INPUTS, SNIPPETS, ERRORS, as_function
+
+
+def _eager(fn):
+    """numtorch._numpy, eagerly, on ndarray inputs."""
+    return fn(tnp, **{k: tnp.asarray(v) if isinstance(v, numpy.ndarray) else v
+                      for k, v in INPUTS.items()})
+
+
+WAYS = {"eager": _eager}
+
+
+def _reference(fn):
+    return fn(numpy, **{k: v.copy() if isinstance(v, numpy.ndarray) else v
+                        for k, v in INPUTS.items()})
+
+
+def _tol(dt):
+    return {"e": 1e-3, "f": 1e-6, "F": 1e-6}.get(dt.char, 1e-12)
+
+
+def _assert_same(ours, ref, where="result"):
+    if isinstance(ref, (tuple, list)):
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(ref), (where, ours)
+        for i, (o, r) in enumerate(zip(ours, ref)):
+            _assert_same(o, r, f"{where}[{i}]")
+        return
+    if isinstance(ref, (bool, int, float)) and not isinstance(ref, numpy.generic):
+        assert type(ours) is type(ref) and ours == ref, (where, ours, ref)
+        return
+    ref = numpy.asarray(ref)
+    assert isinstance(ours, (tnp.ndarray, numpy.ndarray)), (where, type(ours))
+    got = numpy.asarray(ours)
+    assert got.dtype == ref.dtype, f"{where}: dtype {got.dtype}, NumPy gives {ref.dtype}"
+    assert got.shape == ref.shape, f"{where}: shape {got.shape}, NumPy gives {ref.shape}"
+    if ref.dtype.kind in "fc":
+        tol = _tol(ref.dtype)
+        numpy.testing.assert_allclose(got, ref, rtol=tol, atol=tol, err_msg=where)
+    else:
+        numpy.testing.assert_array_equal(got, ref, err_msg=where)
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("code", SNIPPETS)
+def test_snippet_matches_numpy(code, way):
+    fn = as_function(code)
+    with numpy.errstate(all="ignore"):
+        ref = _reference(fn)
+    _assert_same(WAYS[way](fn), ref)
+
+
+def _public(exc_type):
+    """The most specific class of ``exc_type`` that user code can name."""
+    for cls in exc_type.__mro__:
+        if cls.__module__ in ("builtins", "numpy.exceptions", "numpy.linalg"):
+            return cls
+    return Exception
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("code", ERRORS)
+def test_error_snippet_raises_numpys_error(code, way):
+    fn = as_function(code)
+    with pytest.raises(Exception) as ref:
+        _reference(fn)
+    expected = _public(ref.type)
+    with pytest.raises(expected):
+        WAYS[way](fn)
+
+
+def test_corpus_size():
+    assert len(SNIPPETS) + len(ERRORS) >= 200
