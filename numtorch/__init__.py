@@ -57,3 +57,20 @@ from ._ops.linalg_ops import det, slogdet  # noqa: E402,F401
 from ._ops.einsum import einsum  # noqa: E402,F401
 from ._ops.sorting import sort, argsort, msort, topk, kthvalue, median  # noqa: E402,F401
 from ._core.printing import set_printoptions  # noqa: E402,F401
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,  # noqa: A001
+            options=None, disable=False):
+    """Optimize a function or ``nn.Module`` by capturing its Python into graphs
+    (PyTorch's ``torch.compile``; see ``numtorch._dynamo``). Imported lazily."""
+    from ._dynamo.api import compile as _compile
+    return _compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                    options=options, disable=disable)
+
+
+def __getattr__(name):
+    # torch._dynamo / torch.compiler / torch._logging load on first use (import stays fast)
+    if name in ("_dynamo", "compiler", "_logging"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'numtorch' has no attribute {name!r}")

@@ -119,11 +119,20 @@ class Module:
 
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:     # set by Module.compile()
+            return compiled(*args, **kwargs)
         if not (self._forward_hooks or self._forward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     _call_impl = __call__
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward in place with ``numtorch.compile(*args, **kwargs)``;
+        calling the module then runs the compiled forward."""
+        from ..._dynamo.api import compile as _compile
+        self.__dict__["_compiled_call_impl"] = _compile(self, *args, **kwargs)
 
     def _call_with_hooks(self, args, kwargs):
         for hook_id, hook in list(self._forward_pre_hooks.items()):

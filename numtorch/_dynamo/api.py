@@ -1,0 +1,166 @@
+"""The user-facing entry points: ``compile``/``optimize``, ``OptimizedModule``, ``disable``,
+``run``.
+
+A compiled function is a thin wrapper calling eval_frame.run_frame with its
+`CompileContext`. Must not capture or generate anything itself.
+"""
+from __future__ import annotations
+
+import functools
+import types
+
+from . import eval_frame
+from .backends import lookup_backend
+from .eval_frame import CompileContext, run_frame
+
+
+def _wrap_function(fn, ctx):
+    if isinstance(fn, types.MethodType):
+        inner, self_ = fn.__func__, fn.__self__
+
+        @functools.wraps(inner)
+        def compiled_method(*args, **kwargs):
+            return run_frame(inner, (self_,) + args, kwargs, ctx)
+        compiled_method._numtorch_dynamo_orig = fn
+        compiled_method._numtorch_dynamo_ctx = ctx
+        return compiled_method
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"compile: expected a Python function or an nn.Module, got "
+                        f"{type(fn).__name__}")
+
+    @functools.wraps(fn)
+    def compiled(*args, **kwargs):
+        return run_frame(fn, args, kwargs, ctx)
+    compiled._numtorch_dynamo_orig = fn
+    compiled._numtorch_dynamo_ctx = ctx
+    return compiled
+
+
+class OptimizedModule:
+    """A compiled ``nn.Module``: calling it runs the compiled ``forward``; everything else
+    (parameters, state_dict, train/eval, attributes) passes through to ``_orig_mod``."""
+
+    def __init__(self, mod, ctx):
+        object.__setattr__(self, "_orig_mod", mod)
+        object.__setattr__(self, "_ctx", ctx)
+
+    def __call__(self, *args, **kwargs):
+        mod = self._orig_mod
+        if mod._forward_hooks or mod._forward_pre_hooks:
+            return run_frame(type(mod).__call__, (mod,) + args, kwargs, self._ctx)
+        return run_frame(type(mod).forward, (mod,) + args, kwargs, self._ctx)
+
+    forward = __call__
+
+    def __getattr__(self, name):
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._orig_mod, name, value)
+
+    def __repr__(self):
+        return f"OptimizedModule({self._orig_mod!r})"
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+            options=None, disable=False):
+    """Optimize ``model`` (a function or ``nn.Module``) with TorchDynamo-style capture.
+
+    As PyTorch's ``torch.compile``: usable as ``compile(fn)``, ``@compile`` and
+    ``@compile(backend=...)``. The function's bytecode is interpreted symbolically into
+    graphs guarded on its inputs; unsupported code causes graph breaks (or an error with
+    ``fullgraph=True``). ``dynamic`` is accepted; shapes are specialised for now (each new
+    shape recompiles, bounded by ``config.cache_size_limit``).
+    """
+    if mode is not None and mode not in ("default", "reduce-overhead", "max-autotune",
+                                         "max-autotune-no-cudagraphs"):
+        raise ValueError(f"compile: unknown mode {mode!r}")
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"compile: options must be a dict, got {type(options).__name__}")
+    if dynamic not in (None, True, False):
+        raise TypeError(f"compile: dynamic must be None, True or False, got {dynamic!r}")
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    ctx = CompileContext(lookup_backend(backend), fullgraph, dynamic)
+    from ..nn.modules.module import Module
+    if isinstance(model, Module):
+        return OptimizedModule(model, ctx)
+    if not callable(model):
+        raise TypeError(f"compile: expected a function or nn.Module, got {type(model).__name__}")
+    return _wrap_function(model, ctx)
+
+
+optimize = compile
+
+
+def disable(fn=None, recursive=True):
+    """Run ``fn`` eagerly, never compiled; a call to it inside compiled code is a graph
+    break (PyTorch: ``torch._dynamo.disable``). Also a decorator and, without ``fn``, a
+    context manager. ``recursive=False`` only skips ``fn``'s own frame (the same here:
+    functions it calls are not compiled either, since nothing outside compile is)."""
+    if fn is None:
+        return _DisableContext() if recursive else (lambda f: disable(f, recursive))
+    if not callable(fn):
+        raise TypeError(f"disable expects a callable, got {type(fn).__name__}")
+    orig = getattr(fn, "_numtorch_dynamo_orig", fn)
+
+    @functools.wraps(orig)
+    def disabled(*args, **kwargs):
+        eval_frame._disabled[0] += 1
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            eval_frame._disabled[0] -= 1
+    disabled._numtorch_dynamo_disable = True
+    return disabled
+
+
+class _DisableContext:
+    def __enter__(self):
+        eval_frame._disabled[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        eval_frame._disabled[0] -= 1
+        return False
+
+    def __call__(self, fn):
+        return disable(fn)
+
+
+def run(fn=None):
+    """Use the compiled entries ``fn`` already has, never compile new ones (PyTorch's
+    ``torch._dynamo.run``)."""
+    if fn is None:
+        raise TypeError("run expects a compiled function")
+    ctx = getattr(fn, "_numtorch_dynamo_ctx", None)
+    if ctx is None:
+        return fn
+    frozen = CompileContext(ctx.backend, ctx.fullgraph, ctx.dynamic)
+    frozen.run_only = True
+    # share the original context's cache: entries are keyed by context
+    orig = fn._numtorch_dynamo_orig
+
+    @functools.wraps(orig)
+    def frozen_fn(*args, **kwargs):
+        code = orig.__code__
+        cache = eval_frame._CACHES.get((code, ctx))
+        if cache is not None:
+            L = eval_frame.bind_args(orig, args, kwargs)
+            G, C = orig.__globals__, orig.__closure__ or ()
+            for e in cache.entries:
+                if e.guard(L, G, C):
+                    return e.run(L, G, C)
+        return orig(*args, **kwargs)
+    return frozen_fn
+
+
+def is_compiling():
+    """True while numtorch._dynamo is capturing (constant-folds inside compiled code)."""
+    return eval_frame._compiling[0] > 0

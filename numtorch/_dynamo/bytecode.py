@@ -1,0 +1,175 @@
+"""Bytecode: the per-version normalisation layer and the resume-function generator.
+
+Everything that knows CPython's bytecode layout lives here, so that supporting 3.12/3.13
+means adding a table here, not touching the symbolic interpreter (symbolic.py). Today only
+CPython 3.11 is supported: `check_version()` raises a clear error naming the running one.
+
+This file owns: decoding a code object into a list of `Inst` (opname, argument, jump
+target, line), and building *resume code objects* (Note [Resume functions]). It must not
+know about tensors, guards or graphs.
+"""
+from __future__ import annotations
+
+import dis
+import sys
+import types
+
+SUPPORTED = ((3, 11),)
+
+
+class Inst:
+    """One instruction: ``opname``, ``arg`` (raw), ``argval`` (decoded), ``target`` (a jump's
+    destination offset, else None), ``offset`` and the source ``line``."""
+
+    __slots__ = ("opname", "arg", "argval", "target", "offset", "line", "index")
+
+    def __init__(self, opname, arg, argval, target, offset, line, index):
+        self.opname, self.arg, self.argval, self.target = opname, arg, argval, target
+        self.offset, self.line, self.index = offset, line, index
+
+    def __repr__(self):
+        return f"{self.offset} {self.opname} {self.argval!r}"
+
+
+def check_version():
+    """Raise if this Python's bytecode is not one the symbolic interpreter knows."""
+    if sys.version_info[:2] not in SUPPORTED:
+        raise RuntimeError(
+            f"numtorch.compile: capture interprets CPython bytecode and supports Python "
+            f"{', '.join('%d.%d' % v for v in SUPPORTED)}; this is Python "
+            f"{sys.version_info.major}.{sys.version_info.minor}. Use backend-less eager code "
+            f"or numtorch.func.make_graph instead.")
+
+
+_JUMPS = set(dis.hasjrel) | set(dis.hasjabs)
+_CACHE = {}
+
+
+def instructions(code: types.CodeType):
+    """The decoded instructions of ``code`` (cached), with an offset → index map."""
+    hit = _CACHE.get(code)
+    if hit is not None:
+        return hit
+    insts, line = [], code.co_firstlineno
+    for i in dis.get_instructions(code):
+        if i.starts_line is not None:
+            line = i.starts_line
+        target = i.argval if i.opcode in _JUMPS else None
+        insts.append(Inst(i.opname, i.arg, i.argval, target, i.offset, line, len(insts)))
+    by_offset = {inst.offset: inst.index for inst in insts}
+    _CACHE[code] = insts, by_offset
+    return insts, by_offset
+
+
+# Note [Resume functions]
+# A graph break at offset X of a frame ends the graph; the generated code runs the graph,
+# runs the breaking instruction natively, and then calls a *resume function*: a new code
+# object whose body is the original bytecode, preceded by a short prologue that pushes the
+# live stack (passed as extra arguments) and jumps to X's successor. Its arguments are all
+# the original local variables (unbound ones are deleted in the prologue) followed by the
+# stack values. Because every jump in 3.11 is relative, the original instructions keep
+# working when shifted; only the exception table (absolute offsets) is rewritten, and the
+# line table gets a "no location" entry for the prologue. Code with cell variables is not
+# resumable (its cells would have to be re-created with their identities); such frames run
+# eagerly instead. Resume code objects are cached per (code, offset, stack shape).
+
+_RESUME_CACHE = {}
+_NULL_ARG = "___null"
+
+
+def _varint(n, first=False):
+    chunks = []
+    while True:
+        chunks.append(n & 63)
+        n >>= 6
+        if not n:
+            break
+    chunks.reverse()
+    out = bytearray()
+    for j, c in enumerate(chunks):
+        b = c | (64 if j < len(chunks) - 1 else 0)
+        if first and j == 0:
+            b |= 128
+        out.append(b)
+    return bytes(out)
+
+
+def _shift_exception_table(code, shift_units):
+    out = bytearray()
+    for e in dis._parse_exception_table(code):
+        start, end = e.start // 2 + shift_units, e.end // 2 + shift_units
+        out += _varint(start, first=True) + _varint(end - start) + \
+            _varint(e.target // 2 + shift_units) + _varint((e.depth << 1) | int(e.lasti))
+    return bytes(out)
+
+
+def resumable(code) -> str | None:
+    """Why ``code`` cannot get resume functions (None when it can)."""
+    if code.co_cellvars:
+        return "the function has cell variables (locals captured by inner functions)"
+    if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):   # generator/coroutine flags
+        return "the function is a generator or coroutine"
+    return None
+
+
+def resume_code(code, target_offset, stack_kinds, unbound, lineno):
+    """A code object that continues ``code`` at ``target_offset`` (Note [Resume functions]).
+
+    Its positional arguments are ``code.co_varnames`` then one per stack slot; a stack slot
+    of kind ``'null'`` is re-created with PUSH_NULL instead. ``unbound`` names the local
+    indices to delete in the prologue.
+    """
+    key = (code, target_offset, tuple(stack_kinds), tuple(unbound))
+    hit = _RESUME_CACHE.get(key)
+    if hit is not None:
+        return hit
+    op = dis.opmap
+    nvar = len(code.co_varnames)
+    stack_names = [f"___stack{nvar + i}" for i in range(len(stack_kinds))]
+    varnames = code.co_varnames + tuple(stack_names)
+    nfree = len(code.co_freevars)
+    pro = []
+    if nfree:
+        pro += [op["COPY_FREE_VARS"], nfree]
+    pro += [op["RESUME"], 0]
+    for i, kind in enumerate(stack_kinds):
+        pro += [op["PUSH_NULL"], 0] if kind == "null" else [op["LOAD_FAST"], nvar + i]
+    for i in unbound:
+        pro += [op["DELETE_FAST"], i]
+    # The jump is relative to the instruction after it, which is where the shifted
+    # original body begins: the distance is the target's own offset.
+    delta_units = target_offset // 2
+    if delta_units > 255 or max(nvar + len(stack_kinds), 1) > 255:
+        raise NotImplementedError("resume: offset or argument count too large")
+    pro += [op["JUMP_FORWARD"], delta_units]
+    prologue = bytes(pro)
+    body = bytearray(code.co_code)
+    # Local-variable indices of cells/frees move up by the number of stack names added
+    # (3.11's LOAD_DEREF & co. index the combined locals array).
+    if stack_names and nfree:
+        deref = {op[n] for n in ("LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "LOAD_CLOSURE",
+                                 "LOAD_CLASSDEREF", "MAKE_CELL")}
+        for i in range(0, len(body), 2):
+            if body[i] in deref:
+                if i and body[i - 2] == op["EXTENDED_ARG"] or body[i + 1] + len(stack_names) > 255:
+                    raise NotImplementedError("resume: EXTENDED_ARG closure index")
+                body[i + 1] += len(stack_names)
+        # COPY_FREE_VARS at the start of the body already ran in the prologue; it is
+        # harmless to run again only if never reached, which holds: we jump past it.
+    units = len(prologue) // 2
+    linetable, left = b"", units
+    while left:   # "no location" entries (code 15), at most 8 code units each
+        n = min(left, 8)
+        linetable += bytes([0xF8 | (n - 1)])
+        left -= n
+    flags = code.co_flags & ~(0x04 | 0x08)   # no *args / **kwargs: all plain positionals
+    name = f"torch_dynamo_resume_in_{code.co_name}_at_{lineno}"
+    new = code.replace(
+        co_code=prologue + bytes(body), co_argcount=len(varnames), co_posonlyargcount=0,
+        co_kwonlyargcount=0, co_nlocals=len(varnames), co_varnames=varnames,
+        co_flags=flags, co_name=name, co_qualname=name,
+        co_stacksize=code.co_stacksize + len(stack_kinds) + 1,
+        co_linetable=linetable + code.co_linetable,
+        co_exceptiontable=_shift_exception_table(code, units))
+    _RESUME_CACHE[key] = new
+    return new

@@ -1,0 +1,207 @@
+"""Calls during capture: what is inlined, what is called for real, what breaks the graph.
+
+- user Python functions, methods of user classes, user ``nn.Module.forward``, functions
+  made during capture: *inlined* (a new symbolic `Frame` over the callee's bytecode);
+- numtorch's own functions, methods, modules and classes, pure builtins, ``math``/
+  ``operator``, container methods: *called for real* on the symbolic values;
+- print, unknown C functions, ``graph_break()``, disallowed or disabled functions, class
+  construction of user classes: `Unsupported` → a graph break.
+
+Must not generate code.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import types
+
+from .._core.tensor import Tensor
+from . import markers
+from .builtins_table import (MUTATING_METHODS, PURE_TYPES, is_numtorch_callable,
+                             pure_c_function, user_code)
+from .symbolic import _UNBOUND, Frame, SymCell, SymFunction, _is_module
+
+_MAX_INLINE_DEPTH = 64
+
+
+def call_function(frame, fn, args, kwargs):
+    cap = frame.cap
+    if markers.is_disallowed(fn):
+        frame.unsupported(f"call to {_name(fn)}, which is disallowed in the graph "
+                          f"(disallow_in_graph / disable)",
+                          "this is by request; remove the mark to capture it")
+    if fn is markers.graph_break:
+        frame.unsupported("graph_break() was called", "remove the graph_break() call")
+    if markers.is_allowed(fn):
+        return frame.call_real(fn, args, kwargs, _name(fn))
+    compiled = markers.original_of(fn)
+    if compiled is not None:
+        fn = compiled        # a compiled function called from compiled code: inline it
+    if isinstance(fn, SymFunction):
+        return inline(frame, fn.code, fn.f_globals, args, kwargs, fn.defaults,
+                      fn.kwdefaults, fn.closure, fn.__name__)
+    if isinstance(fn, types.MethodType):
+        self_ = fn.__self__
+        if isinstance(fn.__func__, types.FunctionType) and user_code(fn.__func__):
+            return call_function(frame, fn.__func__, [self_] + list(args), kwargs)
+        return frame.call_real(fn, args, kwargs, _name(fn))
+    if isinstance(fn, types.FunctionType):
+        if is_numtorch_callable(fn):
+            return frame.call_real(fn, args, kwargs, _name(fn))
+        return inline(frame, fn.__code__, fn.__globals__, args, kwargs, fn.__defaults__ or (),
+                      fn.__kwdefaults__ or {}, fn.__closure__, fn.__name__, real=fn)
+    if _is_module(fn):
+        if fn._forward_hooks or fn._forward_pre_hooks or not user_code(type(fn)):
+            return frame.call_real(fn, args, kwargs, type(fn).__name__)
+        fwd = type(fn).forward
+        return call_function(frame, fwd, [fn] + list(args), kwargs)
+    if isinstance(fn, functools.partial):
+        return call_function(frame, fn.func, list(fn.args) + list(args),
+                             {**fn.keywords, **kwargs})
+    if fn is builtins.getattr:
+        if len(args) == 3:
+            try:
+                return frame.load_attr(args[0], args[1])
+            except Exception:
+                return args[2]
+        return frame.load_attr(*args)
+    if fn is builtins.setattr:
+        obj, name, v = args
+        cap.attr_overlay[(id(obj), name)] = v
+        cap.side_effects.append(("setattr", obj, name, v))
+        return None
+    if fn is builtins.iter and len(args) == 1:
+        from .symbolic import SymIterator
+        return SymIterator(frame.iterate(args[0]))
+    if fn is builtins.next and args and type(args[0]).__name__ == "SymIterator":
+        it = args[0]
+        if it.pos < len(it.items):
+            it.pos += 1
+            return it.items[it.pos - 1]
+        if len(args) > 1:
+            return args[1]
+        frame.unsupported("next() on an exhausted iterator", "check the loop bounds")
+    if fn in (builtins.list, builtins.tuple, builtins.set, builtins.dict) and args and \
+            not isinstance(args[0], (dict,)) and type(args[0]).__name__ == "SymIterator":
+        return fn(frame.iterate(args[0]))
+    if fn in (builtins.enumerate, builtins.zip, builtins.reversed, builtins.sorted,
+              builtins.sum, builtins.min, builtins.max, builtins.any, builtins.all,
+              builtins.list, builtins.tuple) and args:
+        args = [frame.iterate(a) if type(a).__name__ == "SymIterator" or
+                (fn is not builtins.sum and cap.is_trace(a) and fn is not builtins.reversed)
+                else a for a in args]
+        if any(_user_callable(v) for v in kwargs.values()):
+            frame.unsupported(f"{fn.__name__} with a user key function",
+                              "sort outside the compiled function")
+        return frame.call_real(fn, args, kwargs, fn.__name__)
+    if fn is builtins.print:
+        frame.unsupported("builtin: print (a side effect that must happen at run time)",
+                          "move the print out of the compiled function, or accept the break")
+    if pure_c_function(fn):
+        if any(_user_callable(a) for a in args):
+            frame.unsupported(f"{_name(fn)} with a user function argument",
+                              "write the loop explicitly")
+        return frame.call_real(fn, args, kwargs, _name(fn))
+    if isinstance(fn, types.BuiltinMethodType) or type(fn).__name__ in (
+            "method-wrapper", "method_descriptor"):
+        owner = getattr(fn, "__self__", None)
+        name = getattr(fn, "__name__", "")
+        if id(owner) in cap.preexisting and name in MUTATING_METHODS:
+            # a mutation of a container that existed before the call: applied to the
+            # symbolic copy now, replayed on the real object by the generated code
+            cap.side_effects.append(("method", owner, name, list(args), dict(kwargs)))
+        elif owner is not None and not isinstance(owner, (list, dict, set, str, tuple, int,
+                                                           float, bytes, frozenset)) \
+                and not isinstance(owner, Tensor) and not is_numtorch_callable(type(owner)):
+            frame.unsupported(f"method {name} of {type(owner).__name__}",
+                              "call it outside the compiled function")
+        return frame.call_real(fn, args, kwargs, name)
+    if isinstance(fn, type):
+        if fn in PURE_TYPES or is_numtorch_callable(fn):
+            return frame.call_real(fn, args, kwargs, fn.__name__)
+        if fn is builtins.super:
+            frame.unsupported("super() during capture", "call the base method explicitly")
+        frame.unsupported(f"construction of {fn.__name__} (class construction is not "
+                          f"captured)", "build the object outside the compiled function and "
+                          "pass it in")
+    if fn is builtins.print:
+        frame.unsupported("builtin: print (a side effect that must happen at run time)",
+                          "move the print out of the compiled function, or accept the break")
+    if is_numtorch_callable(fn) or is_numtorch_callable(type(fn)):
+        return frame.call_real(fn, args, kwargs, _name(fn))
+    frame.unsupported(f"call to an unknown C function {_name(fn)}",
+                      f"mark it with numtorch._dynamo.allow_in_graph if it only uses tensor "
+                      f"ops, or call it outside the compiled function")
+
+
+def _user_callable(v):
+    return isinstance(v, (types.FunctionType, SymFunction)) and \
+        (isinstance(v, SymFunction) or user_code(v))
+
+
+def _name(fn):
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def inline(frame, code, f_globals, args, kwargs, defaults, kwdefaults, closure, name,
+           real=None):
+    """Run ``code`` as a nested symbolic frame with arguments bound as CPython would."""
+    depth, f = 0, frame
+    while f is not None:
+        depth, f = depth + 1, f.parent
+    if depth > _MAX_INLINE_DEPTH:
+        frame.unsupported("recursion too deep to inline", "avoid recursion in compiled code")
+    if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):
+        frame.unsupported(f"call to the generator/coroutine function {name}",
+                          "return a list instead of yielding")
+    localsplus = bind_arguments(frame, code, args, kwargs, defaults, kwdefaults, name)
+    cells = {}
+    for i, n in enumerate(code.co_freevars):
+        c = closure[i]
+        cells[n] = c if isinstance(c, SymCell) else ("real", i, c)
+    child = Frame(frame.cap, code, f_globals, localsplus, cells, parent=frame, name=name)
+    kind, value = child.run()
+    return value
+
+
+def bind_arguments(frame, code, args, kwargs, defaults, kwdefaults, name):
+    nargs, nkw = code.co_argcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    out = [_UNBOUND] * len(names)
+    pos = list(args)
+    if len(pos) > nargs and not code.co_flags & 0x04:
+        frame.unsupported(f"{name}() takes {nargs} positional arguments but {len(pos)} "
+                          f"were given", "fix the call")
+    for i, v in enumerate(pos[:nargs]):
+        out[i] = v
+    extra_kw = {}
+    for k, v in kwargs.items():
+        if k in names[code.co_posonlyargcount:nargs + nkw]:
+            out[names.index(k)] = v
+        else:
+            extra_kw[k] = v
+    if defaults:
+        for j, d in enumerate(defaults):
+            i = nargs - len(defaults) + j
+            if out[i] is _UNBOUND:
+                out[i] = d
+    for i in range(nargs, nargs + nkw):
+        if out[i] is _UNBOUND and names[i] in (kwdefaults or {}):
+            out[i] = kwdefaults[names[i]]
+    k = nargs + nkw
+    if code.co_flags & 0x04:
+        out[k] = tuple(pos[nargs:])
+        k += 1
+    if code.co_flags & 0x08:
+        out[k] = extra_kw
+    elif extra_kw:
+        frame.unsupported(f"{name}() got an unexpected keyword argument "
+                          f"{next(iter(extra_kw))!r}", "fix the call")
+    for i in range(nargs + nkw):
+        if out[i] is _UNBOUND:
+            frame.unsupported(f"{name}() missing argument {names[i]!r}", "fix the call")
+    return out
+
+
+_ = inspect

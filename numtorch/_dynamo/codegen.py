@@ -1,0 +1,149 @@
+"""Code generation: the Python function that runs one cache entry.
+
+After a capture, the symbolic state (return value, or the live stack and locals at a graph
+break) is turned back into real objects by *generated Python source*: a function
+``___run(L, G, C)`` that reads the graph's inputs from their sources, calls the compiled
+graph, rebuilds containers around its outputs, replays side effects in program order, and
+at a break runs the breaking instruction natively and calls the resume function.
+
+Must not interpret bytecode.
+"""
+from __future__ import annotations
+
+import types
+
+from .._core.tensor import Tensor
+from .guards import CONSTANT_TYPES
+from .symbolic import NULL, LazyArg, SymCell, SymFunction, SymIterator, UNBOUND
+
+
+class Codegen:
+    def __init__(self, cap, graph_inputs):
+        self.cap = cap
+        self.scope = {}
+        self.lines = []
+        self.outputs = []             # trace tensors the graph must return, in order
+        self._out_index = {}
+        self._memo = {}
+        self._input_src = {id(v): src for v, src, _ in graph_inputs}
+        self._tmp = 0
+
+    def const(self, obj):
+        name = f"___c{len(self.scope)}"
+        self.scope[name] = obj
+        return name
+
+    def emit(self, line):
+        self.lines.append("    " + line)
+
+    def tmp(self):
+        self._tmp += 1
+        return f"___t{self._tmp}"
+
+    def expr(self, v):
+        """A Python expression evaluating to the real value of symbolic ``v``."""
+        cap = self.cap
+        if v.__class__ is LazyArg:
+            return v.source.expr
+        if cap.is_trace(v):
+            var = v._data.var
+            src = self._input_src.get(id(var))
+            if src is not None:
+                return src.expr
+            i = self._out_index.get(id(var))
+            if i is None:
+                i = self._out_index[id(var)] = len(self.outputs)
+                self.outputs.append(var)
+            return f"___o[{i}]"
+        if type(v) in CONSTANT_TYPES:
+            if type(v) is float and (v != v or v in (float("inf"), float("-inf"))):
+                return self.const(v)
+            return repr(v)
+        if id(v) in self._memo:
+            return self._memo[id(v)]
+        if id(v) in cap.preexisting:
+            return cap.source_of[id(v)].expr
+        t = type(v)
+        if t is tuple:
+            inner = ", ".join(self.expr(x) for x in v)
+            return f"({inner}{',' if len(v) == 1 else ''})"
+        if t in (list, dict, set):
+            if t is list:
+                body = "[" + ", ".join(self.expr(x) for x in v) + "]"
+            elif t is dict:
+                body = "{" + ", ".join(f"{self.expr(k)}: {self.expr(x)}" for k, x in v.items()) + "}"
+            else:
+                body = "{" + ", ".join(self.expr(x) for x in v) + "}" if v else "set()"
+            name = self.tmp()
+            self.emit(f"{name} = {body}")
+            self._memo[id(v)] = name
+            return name
+        if t is slice:
+            return f"slice({self.expr(v.start)}, {self.expr(v.stop)}, {self.expr(v.step)})"
+        if isinstance(v, SymIterator):
+            return f"iter({self.expr(v.items[v.pos:])})"
+        if isinstance(v, SymFunction):
+            cells = ", ".join(self._cell_expr(c) for c in (v.closure or ()))
+            name = self.tmp()
+            self.emit(f"{name} = ___mkfn({self.const(v.code)}, {self.const(v.f_globals)}, "
+                      f"{v.__name__!r}, {self.expr(tuple(v.defaults)) if v.defaults else None}, "
+                      f"({cells}{',' if v.closure and len(v.closure) == 1 else ''}))")
+            if v.kwdefaults:
+                self.emit(f"{name}.__kwdefaults__ = {self.expr(dict(v.kwdefaults))}")
+            self._memo[id(v)] = name
+            self.scope["___mkfn"] = types.FunctionType
+            return name
+        if isinstance(v, Tensor):
+            return self.const(v)    # a real tensor made during capture (no trace inputs)
+        src = cap.source_of.get(id(v))
+        if src is not None:
+            return src.expr
+        return self.const(v)
+
+    def _cell_expr(self, c):
+        if isinstance(c, SymCell):
+            self.scope["___CellType"] = types.CellType
+            return f"___CellType({self.expr(c.value)})" if c.bound else "___CellType()"
+        return self.const(c[2])
+
+    def side_effects(self):
+        for eff in self.cap.side_effects:
+            kind = eff[0]
+            if kind == "method":
+                _, owner, name, args, kwargs = eff
+                a = [self.expr(x) for x in args] + [f"{k}={self.expr(x)}" for k, x in kwargs.items()]
+                self.emit(f"{self.expr(owner)}.{name}({', '.join(a)})")
+            elif kind == "setattr":
+                _, obj, name, v = eff
+                self.emit(f"setattr({self.expr(obj)}, {name!r}, {self.expr(v)})")
+            elif kind == "setitem":
+                _, c, k, v = eff
+                self.emit(f"{self.expr(c)}[{self.expr(k)}] = {self.expr(v)}")
+            elif kind == "delitem":
+                _, c, k = eff
+                self.emit(f"del {self.expr(c)}[{self.expr(k)}]")
+            elif kind == "global":
+                _, name, v = eff
+                self.emit(f"G[{name!r}] = {self.expr(v)}")
+            elif kind == "cell":
+                _, cell, v = eff
+                self.emit(f"{self.const(cell)}.cell_contents = {self.expr(v)}")
+
+    def resume_args(self, frame_locals, stack):
+        """Expressions for a resume function's arguments; the unbound local indices."""
+        unbound = [i for i, v in enumerate(frame_locals) if v is UNBOUND]
+        args = ["None" if v is UNBOUND else self.expr(v) for v in frame_locals]
+        args += ["None" if v is NULL else self.expr(v) for v in stack]
+        kinds = ["null" if v is NULL else "value" for v in stack]
+        return args, kinds, unbound
+
+    def build(self, graph_call):
+        """The ``___run`` function: graph call first, then the emitted lines."""
+        head = ["def ___run(L, G, C):"]
+        if graph_call:
+            head.append(f"    ___o = ___graph({', '.join(graph_call)})")
+        src = "\n".join(head + self.lines) + "\n"
+        exec(compile(src, "<numtorch compiled frame>", "exec"), self.scope)
+        fn = self.scope["___run"]
+        fn.text = src
+        return fn

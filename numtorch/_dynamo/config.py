@@ -1,0 +1,7 @@
+"""numtorch._dynamo.config: the capture's settings (PyTorch's names and defaults)."""
+
+cache_size_limit = 8          # compiled entries per code object before running eagerly
+suppress_errors = False       # internal capture errors → eager fallback with a warning
+capture_scalar_outputs = False  # .item() in the graph (not supported yet: always a break)
+trace_numpy = True            # NumPy calls through numtorch._numpy (when it exists)
+verbose = False

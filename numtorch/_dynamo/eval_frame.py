@@ -1,0 +1,382 @@
+"""The frame driver: cache lookup, capture, graph breaks and resume functions.
+
+``run_frame(fn, args, kwargs, ctx)`` is what a compiled function does when called: bind the
+arguments, check the cache entries of ``fn.__code__`` newest first (one generated guard
+function each), run the hit, or capture a new entry. Capture runs the symbolic interpreter
+(symbolic.py) over the frame; at the first `Unsupported` instruction of the top frame it
+restarts capture with that instruction marked as the break point (Note [Restart at a
+break]), so the graph holds exactly what precedes the break. Then codegen.py generates the
+entry's ``___run``: graph, side effects, the breaking instruction run natively, and a call
+to the resume function (bytecode.py), which is itself run through ``run_frame``.
+
+Must not model Python semantics (symbolic.py) or know backends' internals.
+"""
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+import types
+import warnings
+
+from .._core.ir import Graph, Var
+from .._core import primitive as _primitive
+from .._core.primitive import pop, push
+from ..func._trace import TraceInterpreter
+from . import config
+from .bytecode import check_version, instructions, resumable, resume_code
+from .builtins_table import user_code
+from .codegen import Codegen
+from .guards import GuardSet, failure_reason, local_source
+from .symbolic import NULL, UNBOUND, Capture, Frame, LazyArg, SymFunction, Unsupported
+
+log = logging.getLogger("numtorch._dynamo")
+
+# Note [Restart at a break]
+# Capture state is spread over the trace (nodes), side-effect records and symbolic
+# containers mutated in place, possibly deep inside inlined calls. Rolling all of that back
+# when an instruction turns out to be untraceable is error-prone, so (like Dynamo's
+# "restart analysis") the capture is simply redone from the frame's start with the
+# breaking top-level instruction recorded; the second pass stops before it.
+
+
+class CompileContext:
+    """What one ``compile(...)`` call asked for; keys its cache entries."""
+
+    def __init__(self, backend, fullgraph=False, dynamic=None, name=""):
+        self.backend, self.fullgraph, self.dynamic, self.name = backend, fullgraph, dynamic, name
+        self.run_only = False
+
+
+class CacheEntry:
+    __slots__ = ("guard", "run", "graph", "reason")
+
+    def __init__(self, guard, run, graph, reason):
+        self.guard, self.run, self.graph, self.reason = guard, run, graph, reason
+
+
+class FrameCache:
+    __slots__ = ("entries", "skip", "skip_reason", "recompile_reasons")
+
+    def __init__(self):
+        self.entries, self.skip, self.skip_reason, self.recompile_reasons = [], False, "", []
+
+
+_CACHES: dict = {}
+_compiling = [0]
+_disabled = [0]
+# Observers of captures (explain, CompileProfiler, counters): called with events.
+_OBSERVERS: list = []
+COMPILE_TIMES: dict = {}
+
+
+def _notify(event, **kw):
+    for obs in list(_OBSERVERS):
+        obs(event, **kw)
+
+
+def reset():
+    """Forget every compiled entry and resume function (``torch._dynamo.reset()``)."""
+    _CACHES.clear()
+    COMPILE_TIMES.clear()
+
+
+_SIGS: dict = {}
+
+
+def bind_args(fn, args, kwargs):
+    """The frame's argument slots (co_varnames order), as CPython would bind them."""
+    code = fn.__code__
+    if not kwargs and not code.co_flags & 0x0C and not code.co_kwonlyargcount:
+        n = code.co_argcount
+        if len(args) == n:
+            return args
+        d = fn.__defaults__
+        if d and n - len(d) <= len(args) < n:
+            return tuple(args) + d[len(args) - n:]
+    sig = _SIGS.get(fn)
+    if sig is None:
+        sig = _SIGS[fn] = inspect.signature(fn)
+    b = sig.bind(*args, **kwargs)
+    b.apply_defaults()
+    return tuple(b.arguments.values())
+
+
+def run_frame(fn, args, kwargs, ctx):
+    if _disabled[0]:
+        return fn(*args, **kwargs)
+    code = fn.__code__
+    L = bind_args(fn, args, kwargs)
+    G, C = fn.__globals__, fn.__closure__ or ()
+    cache = _CACHES.get((code, ctx))
+    if cache is None:
+        cache = _CACHES[(code, ctx)] = FrameCache()
+    for e in cache.entries:
+        if e.guard(L, G, C):
+            return e.run(L, G, C)
+    if cache.skip or ctx.run_only or _compiling[0]:
+        return fn(*args, **kwargs)
+    reason = ""
+    if cache.entries:
+        reason = failure_reason(cache.entries[0].guard, L, G, C)
+        cache.recompile_reasons.append(reason)
+        logging.getLogger("numtorch._dynamo.recompiles").debug(
+            "Recompiling function %s in %s:%s\n    triggered by the following guard failure: %s",
+            code.co_name, code.co_filename, code.co_firstlineno, reason)
+        if len(cache.entries) >= config.cache_size_limit:
+            cache.skip = True
+            cache.skip_reason = reason
+            warnings.warn(
+                f"numtorch._dynamo hit config.cache_size_limit ({config.cache_size_limit}) "
+                f"for function {code.co_name} ({code.co_filename}:{code.co_firstlineno}); "
+                f"last recompile reason: {reason}. It runs eagerly from now on.",
+                stacklevel=3)
+            return fn(*args, **kwargs)
+    entry = capture_frame(fn, L, G, C, ctx, reason)
+    if entry is None:
+        return fn(*args, **kwargs)
+    cache.entries.insert(0, entry)
+    return entry.run(L, G, C)
+
+
+def capture_frame(fn, L, G, C, ctx, reason=""):
+    """Capture one cache entry for ``fn`` on these inputs (None: run this frame eagerly)."""
+    check_version()
+    code = fn.__code__
+    if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):
+        return None
+    t0 = time.perf_counter()
+    forced = {}
+    while True:
+        try:
+            result = _capture_once(fn, code, L, G, C, ctx, forced)
+            break
+        except _Restart as r:
+            forced[r.offset] = r.error
+    frame, cap, kind, value = result
+    t1 = time.perf_counter()
+    try:
+        entry = _generate(fn, code, frame, cap, kind, value, ctx, forced, reason)
+    except Unsupported as u:
+        _notify("skip", code=code, reason=u.reason)
+        return None
+    COMPILE_TIMES.setdefault("capture", []).append(t1 - t0)
+    COMPILE_TIMES.setdefault("codegen+backend", []).append(time.perf_counter() - t1)
+    return entry
+
+
+class _Restart(Exception):
+    def __init__(self, offset, error):
+        self.offset, self.error = offset, error
+
+
+def _capture_once(fn, code, L, G, C, ctx, forced):
+    interp = push(TraceInterpreter())
+    _compiling[0] += 1
+    frame = None
+    try:
+        guards = GuardSet()
+        guards.global_state(len(_primitive.STACK) - 1)   # the levels below our trace
+        cap = Capture(interp, guards, G, C)
+        names = code.co_varnames
+        localsplus = [LazyArg(v, local_source(i, names[i])) for i, v in enumerate(L)]
+        localsplus += [UNBOUND] * (len(names) - len(L))
+        cells = {n: ("real", i, C[i]) for i, n in enumerate(code.co_freevars)}
+        frame = Frame(cap, code, G, localsplus, cells)
+        try:
+            kind, value = frame.run(stop=lambda f, inst: inst.offset in forced)
+        except Unsupported as u:
+            if ctx.fullgraph:
+                where = u.stack[-1] if u.stack else (code.co_filename, 0, code.co_name)
+                raise Unsupported(
+                    f"fullgraph=True: graph break at {where[0]}:{where[1]} in {where[2]}: "
+                    f"{u.reason}. Fix: {u.hint}", u.hint, u.stack) from None
+            inst = frame.insts[frame.pc]
+            if inst.offset in forced:
+                raise
+            raise _Restart(inst.offset, u) from None
+        except _Restart:
+            raise
+        except Exception as e:
+            inst = frame.insts[min(frame.pc, len(frame.insts) - 1)]
+            if config.suppress_errors:
+                warnings.warn(f"numtorch._dynamo: internal error while capturing "
+                              f"{inst.opname} in {code.co_name}: {e!r}; running eagerly")
+                raise _Restart(inst.offset, Unsupported(f"internal error: {e!r}",
+                                                        "report it", frame.user_stack()))
+            raise RuntimeError(f"numtorch._dynamo: internal error while capturing instruction "
+                               f"{inst.opname} at offset {inst.offset} of {code.co_name} "
+                               f"({code.co_filename}:{inst.line}): {e!r}") from e
+    finally:
+        _compiling[0] -= 1
+        pop(interp)
+    return frame, cap, kind, value
+
+
+def _dce(nodes, live):
+    keep = []
+    for node in reversed(nodes):
+        if node.effect or any(id(v) in live for v in node.outs):
+            keep.append(node)
+            live.update(id(v) for v in node.ins)
+    keep.reverse()
+    return keep
+
+
+def _compiled_callee(fn, ctx):
+    """A user function called natively at a break: compiled as its own frame."""
+    if isinstance(fn, types.FunctionType) and user_code(fn):
+        return lambda *a, **k: run_frame(fn, a, k, ctx)
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) \
+            and user_code(fn.__func__):
+        f, s = fn.__func__, fn.__self__
+        return lambda *a, **k: run_frame(f, (s,) + a, k, ctx)
+    return fn
+
+
+def _resume_caller(rcode, ctx, compiled=True):
+    name = rcode.co_name
+
+    def call(G, C, *args):
+        f = types.FunctionType(rcode, G, name, None, C or None)
+        if compiled:
+            return run_frame(f, args, {}, ctx)
+        return f(*args)
+    return call
+
+
+def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
+    gen = Codegen(cap, cap.inputs)
+    insts, _ = instructions(code)
+    breaks = []
+    if kind == "return":
+        gen.side_effects()
+        gen.emit(f"return {gen.expr(value)}")
+    else:
+        inst = value
+        err = forced[inst.offset]
+        why = resumable(code)
+        if why is not None:
+            raise Unsupported(f"graph break in {code.co_name} cannot resume: {why}", "")
+        if len(err.stack) > 1:
+            # Dynamo records the failed inlining (the callee's reason) and then the break
+            # of this frame at the call; the callee's own frame records its break again.
+            breaks.append(err)
+            breaks.append(Unsupported(f"graph break in inlined call: {err.reason}", err.hint,
+                                      err.stack[:1]))
+        else:
+            breaks.append(err)
+        stack = list(frame.stack)
+        nxt = insts[inst.index + 1].offset if inst.index + 1 < len(insts) else None
+        if inst.opname in ("CALL", "CALL_FUNCTION_EX"):
+            if inst.opname == "CALL":
+                n = inst.arg
+                args = stack[len(stack) - n:]
+                a, b = stack[len(stack) - n - 2], stack[len(stack) - n - 1]
+                del stack[len(stack) - n - 2:]
+                if b is NULL:
+                    callee = a
+                elif a is NULL:
+                    callee = b
+                else:
+                    callee, args = b, [a] + args
+                kwn = frame.kw_names or ()
+                kw = dict(zip(kwn, args[len(args) - len(kwn):]))
+                args = args[:len(args) - len(kwn)]
+                argx = [gen.expr(x) for x in args]
+            else:
+                kwv = stack.pop() if inst.arg & 1 else {}
+                argv = stack.pop()
+                callee = stack.pop()
+                if stack and stack[-1] is NULL:
+                    stack.pop()
+                kw = dict(kwv)
+                argx = [f"*{gen.expr(argv)}"]
+            if isinstance(callee, SymFunction):
+                callee_x = gen.expr(callee)
+                callee_x = f"{gen.const(_compile_fn_value)}({callee_x}, {gen.const(ctx)})"
+            elif _symbolic_method(callee, cap):
+                # a method bound to a symbolic value (a trace tensor, a fresh list):
+                # re-bind it to the real value
+                callee_x = f"{gen.expr(callee.__self__)}.{callee.__name__}"
+            else:
+                callee_x = gen.const(_compiled_callee(callee, ctx))
+            argx += [f"{k}={gen.expr(v)}" for k, v in kw.items()]
+            gen.side_effects()
+            gen.emit(f"___r = {callee_x}({', '.join(argx)})")
+            _emit_resume(gen, code, frame, stack, ["___r"], nxt, ctx, err)
+        elif inst.opname.startswith(("POP_JUMP", "JUMP_IF")) and cap.is_trace(stack[-1]):
+            cond = stack.pop()
+            gen.side_effects()
+            jump_on = "TRUE" in inst.opname
+            keep = inst.opname.startswith("JUMP_IF")   # *_OR_POP keeps the value when jumping
+            taken = _resume_line(gen, code, frame, stack + ([cond] if keep else []), [],
+                                 inst.target, ctx, err, indent=2)
+            fall = _resume_line(gen, code, frame, stack, [], nxt, ctx, err, indent=1)
+            gen.emit(f"if bool({gen.expr(cond)}) == {jump_on}:")
+            gen.lines.append(taken)
+            gen.lines.append(fall)
+        else:
+            # any other untraceable instruction: the rest of the frame runs eagerly from it
+            gen.side_effects()
+            _emit_resume(gen, code, frame, stack, [], inst.offset, ctx, err, compiled=False)
+    live = {id(v) for v in gen.outputs}
+    nodes = _dce(cap.interp.nodes, live)
+    used = set(live)
+    for n in nodes:
+        used.update(id(v) for v in n.ins)
+    inputs = [(v, s, r) for v, s, r in cap.inputs if id(v) in used]
+    graph = None
+    graph_call = None
+    if nodes:
+        consts = [c for c in cap.interp.consts if id(c) in used]
+        graph = Graph([v for v, _, _ in inputs], nodes, list(gen.outputs), consts,
+                      name=code.co_name).check()
+        from .backends import GraphModule
+        gm = GraphModule(graph)
+        example = [r for _, _, r in inputs]
+        compiled = ctx.backend(gm, example)
+        gen.scope["___graph"] = compiled
+        graph_call = [s.expr for _, s, _ in inputs]
+        logging.getLogger("numtorch._dynamo.graph_code").debug("TRACED GRAPH\n%s", graph)
+    run = gen.build(graph_call)
+    guard = cap.guards.build()
+    logging.getLogger("numtorch._dynamo.guards").debug("GUARDS for %s:\n%s", code.co_name,
+                                                       guard.text)
+    logging.getLogger("numtorch._dynamo.bytecode").debug("GENERATED for %s:\n%s",
+                                                         code.co_name, run.text)
+    _notify("frame", code=code, graph=graph, guard=guard, breaks=breaks, run=run,
+            reason=reason)
+    return CacheEntry(guard, run, graph, reason)
+
+
+def _symbolic_method(fn, cap):
+    owner = getattr(fn, "__self__", None)
+    if owner is None or isinstance(owner, types.ModuleType):
+        return False
+    if isinstance(fn, types.MethodType) and user_code(fn.__func__):
+        return False
+    return cap.is_trace(owner) or type(owner) in (list, dict, set) or \
+        id(owner) in cap.source_of
+
+
+def _compile_fn_value(f, ctx):
+    return lambda *a, **k: run_frame(f, a, k, ctx)
+
+
+def _resume_line(gen, code, frame, stack, extra, target, ctx, err, indent=0, compiled=True):
+    args, kinds, unbound = gen.resume_args(frame.locals, stack)
+    kinds += ["value"] * len(extra)
+    args += extra
+    line = err.stack[0][1] if err.stack else code.co_firstlineno
+    rcode = resume_code(code, target, kinds, unbound, line)
+    caller = gen.const(_resume_caller(rcode, ctx, compiled))
+    return f"{'    ' * indent}return {caller}(G, C, {', '.join(args)})"
+
+
+def _emit_resume(gen, code, frame, stack, extra, target, ctx, err, compiled=True):
+    gen.lines.append("    " + _resume_line(gen, code, frame, stack, extra, target, ctx, err,
+                                           compiled=compiled))
+
+
+_ = (Var, NULL)

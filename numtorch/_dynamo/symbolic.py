@@ -1,0 +1,712 @@
+"""The symbolic interpreter: runs a frame's bytecode with trace tensors (TorchDynamo's model).
+
+A `Frame` executes CPython 3.11 instructions on a symbolic stack. Values are real Python
+objects, except that tensors are trace-interpreter tensors, so numtorch's own functions,
+methods and modules are simply *called* on them and their primitives land in the graph.
+What this file models is Python: locals, the stack, globals and closure cells, attribute
+access, containers, builtins, and inlining of user functions. Everything read from outside
+the frame goes through `Capture.wrap` with its source, which installs the guards.
+
+What cannot be traced raises `Unsupported` (with the reason, a suggested fix and the user
+stack); the top-level frame turns that into a graph break (eval_frame.py decides how it
+resumes). Side effects on objects that existed before the call are recorded in
+``Capture.side_effects`` and replayed by the generated code, never performed at capture.
+
+This file must not generate code or know about backends.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import math
+import operator
+import os
+import types
+
+from .._core.tensor import Tensor
+from ..func._trace import TraceTracer
+from . import config
+from .bytecode import instructions
+from .guards import CONSTANT_TYPES, Source
+from .builtins_table import (PURE_BUILTINS, MUTATING_METHODS, BINARY_OPS, COMPARE_OPS,
+                             UNARY_OPS, is_numtorch_callable, user_code)
+
+
+class Unsupported(Exception):
+    """What stops capture here; becomes a graph break (or an error under fullgraph)."""
+
+    def __init__(self, reason, hint, stack=()):
+        super().__init__(reason)
+        self.reason, self.hint, self.stack = reason, hint, list(stack)
+
+
+class _Null:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "NULL"
+
+
+NULL = _Null()
+
+
+class SymCell:
+    """A closure cell created during capture (its contents may be trace tensors)."""
+
+    __slots__ = ("value", "bound")
+
+    def __init__(self, value=None, bound=False):
+        self.value, self.bound = value, bound
+
+
+class SymFunction:
+    """A function made by MAKE_FUNCTION during capture: inlined when called."""
+
+    def __init__(self, code, f_globals, name, defaults, kwdefaults, closure):
+        self.code, self.f_globals, self.__name__ = code, f_globals, name
+        self.defaults, self.kwdefaults, self.closure = defaults or (), kwdefaults or {}, closure
+
+
+class SymIterator:
+    """An iterator over a list of already-materialized items (loops are unrolled)."""
+
+    __slots__ = ("items", "pos")
+
+    def __init__(self, items):
+        self.items, self.pos = list(items), 0
+
+
+class Capture:
+    """Shared state of one capture: the trace, inputs with sources, guards, side effects."""
+
+    def __init__(self, interp, guards, G, C):
+        self.interp, self.guards, self.G, self.C = interp, guards, G, C
+        self.inputs = []            # (Var, Source, real tensor)
+        self.wrapped = {}           # id(real) -> symbolic value (dedup by identity)
+        self.source_of = {}         # id(symbolic object) -> Source (pre-existing objects)
+        self.preexisting = {}       # id(symbolic container) -> real container
+        self.attr_overlay = {}      # (id(obj), name) -> value written during capture
+        self.global_overlay = {}    # name -> value written during capture
+        self.side_effects = []      # ("method"|"setattr"|"setitem"|"global", ...)
+        self.keepalive = []
+
+    def is_trace(self, v):
+        return isinstance(v, Tensor) and v._data.__class__ is TraceTracer and \
+            v._data.interp is self.interp
+
+    def wrap(self, real, src: Source):
+        """The symbolic value for ``real`` read from ``src``; installs its guards."""
+        hit = self.wrapped.get(id(real))
+        if hit is not None and not isinstance(real, CONSTANT_TYPES):
+            return hit
+        g = self.guards
+        if isinstance(real, Tensor):
+            from ..func._trace import TraceTracer as TT
+            from .._core.tensor import wrap as twrap
+            g.tensor(src, real)
+            v = self.interp.new_var(real.shape, real._data.dtype, prefix="arg")
+            sym = twrap(TT(self.interp, v), requires_grad=False)
+            self.inputs.append((v, src, real))
+        elif type(real) in CONSTANT_TYPES:
+            g.constant(src, real)
+            return real
+        elif type(real) in (list, tuple):
+            g.length(src, real)
+            items = [self.wrap(x, src.item(i)) for i, x in enumerate(real)]
+            sym = items if type(real) is list else tuple(items)
+        elif type(real) is dict and all(type(k) in (str, int) for k in real):
+            g.dict_keys(src, real)
+            sym = {k: self.wrap(x, src.item(k)) for k, x in real.items()}
+        elif isinstance(real, (types.FunctionType, types.BuiltinFunctionType, type,
+                               types.ModuleType)) or _is_module(real):
+            g.identity(src, real)
+            sym = real
+        elif isinstance(real, types.MethodType):
+            g.identity(src.attr("__func__"), real.__func__)
+            self.wrap(real.__self__, src.attr("__self__"))
+            sym = real
+        else:
+            g.type_of(src, real)
+            sym = real
+        self.wrapped[id(real)] = sym
+        self.keepalive.append(real)
+        self.source_of[id(sym)] = src
+        if sym is not real and type(real) in (list, dict):
+            self.preexisting[id(sym)] = real
+        return sym
+
+
+def _is_module(v):
+    from ..nn.modules.module import Module
+    return isinstance(v, Module)
+
+
+def _has_trace(v, cap, depth=0):
+    if cap.is_trace(v):
+        return True
+    if depth < 3 and type(v) in (list, tuple):
+        return any(_has_trace(x, cap, depth + 1) for x in v)
+    if depth < 3 and type(v) is dict:
+        return any(_has_trace(x, cap, depth + 1) for x in v.values())
+    return False
+
+
+class Frame:
+    """One symbolic frame: the top-level one (``parent`` None) or an inlined call."""
+
+    def __init__(self, cap: Capture, code, f_globals, localsplus, cells, parent=None, name=None):
+        self.cap, self.code, self.f_globals, self.parent = cap, code, f_globals, parent
+        self.insts, self.by_offset = instructions(code)
+        self.locals = localsplus          # list over co_varnames; `_UNBOUND` where unbound
+        self.cells = cells                # name -> SymCell | ("real", index, cell)
+        self.stack, self.kw_names, self.pc = [], None, 0
+        self.name = name or code.co_name
+        self.builtins = f_globals.get("__builtins__", builtins)
+        if isinstance(self.builtins, types.ModuleType):
+            self.builtins = self.builtins.__dict__
+
+    # -- errors with the user's stack -----------------------------------------------------
+    def user_stack(self):
+        frames, f = [], self
+        while f is not None:
+            inst = f.insts[min(f.pc, len(f.insts) - 1)]
+            frames.append((f.code.co_filename, inst.line, f.name))
+            f = f.parent
+        return frames[::-1]
+
+    def unsupported(self, reason, hint):
+        raise Unsupported(reason, hint, self.user_stack())
+
+    # -- running --------------------------------------------------------------------------
+    def run(self, stop=None):
+        """Interpret until RETURN_VALUE (returns ("return", value)) or until ``stop(inst)``
+        asks to break (returns ("break", inst))."""
+        insts = self.insts
+        while True:
+            inst = insts[self.pc]
+            if stop is not None and stop(self, inst):
+                return "break", inst
+            handler = getattr(self, inst.opname, None)
+            if handler is None:
+                self.unsupported(f"unsupported bytecode {inst.opname}",
+                                 "move this statement out of the compiled function")
+            self.pc += 1
+            try:
+                out = handler(inst)
+            except Unsupported:
+                self.pc -= 1
+                raise
+            if out is not None:
+                return out
+
+    def jump(self, inst):
+        self.pc = self.by_offset[inst.target]
+
+    def push(self, v):
+        self.stack.append(v)
+
+    def pop(self):
+        return self.stack.pop()
+
+    def popn(self, n):
+        if not n:
+            return []
+        out = self.stack[-n:]
+        del self.stack[-n:]
+        return out
+
+    # -- simple opcodes -------------------------------------------------------------------
+    def NOP(self, inst):
+        pass
+
+    RESUME = CACHE = EXTENDED_ARG = PRECALL = NOP
+
+    def MAKE_CELL(self, inst):
+        name = inst.argval
+        cell = self.cells.get(name)
+        if not isinstance(cell, SymCell):
+            idx = self.code.co_varnames.index(name) if name in self.code.co_varnames else -1
+            v = self.locals[idx] if idx >= 0 else _UNBOUND
+            if v.__class__ is LazyArg:
+                v = self.cap.wrap(v.value, v.source)
+            self.cells[name] = SymCell(v, v is not _UNBOUND)
+
+    def COPY_FREE_VARS(self, inst):
+        pass
+
+    def PUSH_NULL(self, inst):
+        self.push(NULL)
+
+    def POP_TOP(self, inst):
+        self.pop()
+
+    def COPY(self, inst):
+        self.push(self.stack[-inst.arg])
+
+    def SWAP(self, inst):
+        s = self.stack
+        s[-1], s[-inst.arg] = s[-inst.arg], s[-1]
+
+    def LOAD_CONST(self, inst):
+        self.push(inst.argval)
+
+    def _local_index(self, inst):
+        return self.code.co_varnames.index(inst.argval)
+
+    def LOAD_FAST(self, inst):
+        i = self._local_index(inst)
+        v = self.locals[i]
+        if v.__class__ is LazyArg:   # first read of an argument: wrap it (guards) now
+            v = self.locals[i] = self.cap.wrap(v.value, v.source)
+        if v is _UNBOUND:
+            self.unsupported(f"local variable '{inst.argval}' referenced before assignment",
+                             "assign the variable on every path before using it")
+        self.push(v)
+
+    def STORE_FAST(self, inst):
+        self.locals[self._local_index(inst)] = self.pop()
+
+    def DELETE_FAST(self, inst):
+        self.locals[self._local_index(inst)] = _UNBOUND
+
+    def LOAD_GLOBAL(self, inst):
+        name = inst.argval
+        if inst.arg & 1:
+            self.push(NULL)
+        self.push(self.load_global(name))
+
+    def load_global(self, name):
+        cap = self.cap
+        if self.f_globals is cap.G and name in cap.global_overlay:
+            return cap.global_overlay[name]
+        if name in self.f_globals:
+            if self.f_globals is cap.G:
+                src = Source(f"G[{name!r}]", name)
+            else:
+                mod = self.f_globals.get("__name__", "?")
+                src = Source(f"{cap.guards.const(self.f_globals)}[{name!r}]", f"{mod}.{name}")
+            return cap.wrap(self.f_globals[name], src)
+        if name in self.builtins:
+            return self.builtins[name]
+        self.unsupported(f"name '{name}' is not defined", "define it before calling")
+
+    def STORE_GLOBAL(self, inst):
+        v = self.pop()
+        if self.f_globals is not self.cap.G:
+            self.unsupported("global store in an inlined function from another module",
+                             "move the global write out of the compiled region")
+        self.cap.global_overlay[inst.argval] = v
+        self.cap.side_effects.append(("global", inst.argval, v))
+
+    def _cell(self, name):
+        return self.cells[name]
+
+    def LOAD_DEREF(self, inst):
+        cell = self._cell(inst.argval)
+        if isinstance(cell, SymCell):
+            if not cell.bound:
+                self.unsupported(f"free variable '{inst.argval}' referenced before assignment",
+                                 "assign it before use")
+            self.push(cell.value)
+        else:
+            _, i, real = cell
+            key = ("cell", id(real))
+            if key in self.cap.attr_overlay:
+                self.push(self.cap.attr_overlay[key])
+            elif self.parent is None:
+                self.push(self.cap.wrap(real.cell_contents, Source(f"C[{i}].cell_contents",
+                                                                   inst.argval)))
+            else:
+                src = Source(f"{self.cap.guards.const(real)}.cell_contents", inst.argval)
+                self.push(self.cap.wrap(real.cell_contents, src))
+
+    LOAD_CLASSDEREF = LOAD_DEREF
+
+    def STORE_DEREF(self, inst):
+        cell, v = self._cell(inst.argval), self.pop()
+        if isinstance(cell, SymCell):
+            cell.value, cell.bound = v, True
+        else:
+            _, i, real = cell
+            self.cap.attr_overlay[("cell", id(real))] = v
+            self.cap.side_effects.append(("cell", real, v))
+
+    def LOAD_CLOSURE(self, inst):
+        self.push(self._cell(inst.argval))
+
+    # -- attributes -----------------------------------------------------------------------
+    def LOAD_ATTR(self, inst):
+        self.push(self.load_attr(self.pop(), inst.argval))
+
+    def LOAD_METHOD(self, inst):
+        obj = self.pop()
+        attr = self.load_attr(obj, inst.argval)
+        self.push(NULL)
+        self.push(attr)
+
+    def load_attr(self, obj, name):
+        cap = self.cap
+        key = (id(obj), name)
+        if key in cap.attr_overlay:
+            return cap.attr_overlay[key]
+        if isinstance(obj, SymFunction):
+            self.unsupported("attribute of a function made inside the compiled region",
+                             "define the function outside the compiled function")
+        # a property whose getter is user code is inlined, like any method
+        prop = getattr(type(obj), name, None) if not isinstance(obj, type) else None
+        if isinstance(prop, property) and prop.fget is not None and user_code(prop.fget):
+            return self.call(prop.fget, [obj], {})
+        try:
+            real = getattr(obj, name)
+        except Exception as e:
+            self.unsupported(f"getattr({type(obj).__name__}, {name!r}) raised "
+                             f"{type(e).__name__}: {e}", "check the attribute name")
+        if cap.is_trace(obj) or isinstance(obj, (SymIterator, SymCell)):
+            return real
+        if isinstance(obj, types.ModuleType) and not user_code(obj):
+            return real          # library modules: their attributes are not guarded
+        src = cap.source_of.get(id(obj))
+        if src is None or type(obj) in (list, dict, tuple, set):
+            return real
+        if isinstance(real, types.MethodType) and real.__self__ is obj:
+            return real          # bound method: identity of the function is guarded below
+        return cap.wrap(real, src.attr(name))
+
+    def STORE_ATTR(self, inst):
+        obj, v = self.pop(), self.pop()
+        if isinstance(obj, (SymFunction, SymIterator)) or self.cap.is_trace(obj):
+            self.unsupported(f"attribute write '{inst.argval}' on a "
+                             f"{type(obj).__name__} during capture",
+                             "set the attribute outside the compiled function")
+        self.cap.attr_overlay[(id(obj), inst.argval)] = v
+        self.cap.side_effects.append(("setattr", obj, inst.argval, v))
+
+    # -- containers -----------------------------------------------------------------------
+    def BUILD_TUPLE(self, inst):
+        self.push(tuple(self.popn(inst.arg)))
+
+    def BUILD_LIST(self, inst):
+        self.push(list(self.popn(inst.arg)))
+
+    def BUILD_SET(self, inst):
+        self.push(set(self.popn(inst.arg)))
+
+    def BUILD_MAP(self, inst):
+        items = self.popn(2 * inst.arg)
+        self.push({items[i]: items[i + 1] for i in range(0, len(items), 2)})
+
+    def BUILD_CONST_KEY_MAP(self, inst):
+        keys = self.pop()
+        self.push(dict(zip(keys, self.popn(inst.arg))))
+
+    def BUILD_STRING(self, inst):
+        self.push("".join(self.popn(inst.arg)))
+
+    def BUILD_SLICE(self, inst):
+        self.push(slice(*self.popn(inst.arg)))
+
+    def LIST_APPEND(self, inst):
+        v = self.pop()
+        self.stack[-inst.arg].append(v)
+
+    def SET_ADD(self, inst):
+        v = self.pop()
+        self.stack[-inst.arg].add(v)
+
+    def MAP_ADD(self, inst):
+        v = self.pop()
+        k = self.pop()
+        self.stack[-inst.arg][k] = v
+
+    def LIST_EXTEND(self, inst):
+        v = self.pop()
+        self.stack[-inst.arg].extend(self.iterate(v))
+
+    def SET_UPDATE(self, inst):
+        v = self.pop()
+        self.stack[-inst.arg].update(self.iterate(v))
+
+    def DICT_UPDATE(self, inst):
+        v = self.pop()
+        self.stack[-inst.arg].update(v)
+
+    DICT_MERGE = DICT_UPDATE
+
+    def LIST_TO_TUPLE(self, inst):
+        self.push(tuple(self.pop()))
+
+    def UNPACK_SEQUENCE(self, inst):
+        items = self.iterate(self.pop())
+        if len(items) != inst.arg:
+            self.unsupported(f"cannot unpack {len(items)} values into {inst.arg}",
+                             "check the number of targets")
+        self.stack.extend(reversed(items))
+
+    def UNPACK_EX(self, inst):
+        items = self.iterate(self.pop())
+        before, after = inst.arg & 0xFF, inst.arg >> 8
+        mid = items[before:len(items) - after]
+        vals = items[:before] + [mid] + items[len(items) - after:]
+        self.stack.extend(reversed(vals))
+
+    def iterate(self, v):
+        """The items of an iterable, materialized (for unrolling)."""
+        if isinstance(v, SymIterator):
+            items = v.items[v.pos:]
+            v.pos = len(v.items)
+            return items
+        if self.cap.is_trace(v):
+            if not v.shape:
+                self.unsupported("iteration over a 0-d tensor", "index it instead")
+            return [v[i] for i in range(v.shape[0])]
+        if isinstance(v, (list, tuple, str, range, dict, set, frozenset, bytes)) or \
+                type(v) in (zip, enumerate, reversed, map, filter, type({}.items()),
+                            type({}.keys()), type({}.values())):
+            if type(v) in (map, filter):
+                self.unsupported("map/filter objects", "use a list comprehension")
+            return list(v)
+        if isinstance(v, Tensor):
+            return list(v)
+        if _is_module(v) and hasattr(v, "__iter__") and not user_code(type(v).__iter__):
+            return list(v)   # ModuleList / Sequential
+        self.unsupported(f"iteration over {type(v).__name__}",
+                         "iterate over a list, tuple, range or dict")
+
+    def GET_ITER(self, inst):
+        self.push(SymIterator(self.iterate(self.pop())))
+
+    def FOR_ITER(self, inst):
+        it = self.stack[-1]
+        if it.pos < len(it.items):
+            self.push(it.items[it.pos])
+            it.pos += 1
+        else:
+            self.pop()
+            self.jump(inst)
+
+    # -- operators --------------------------------------------------------------------------
+    def _apply(self, fn, args, what):
+        for a in args:
+            if not (self.cap.is_trace(a) or type(a) in CONSTANT_TYPES or
+                    type(a) in (list, tuple, dict, set, slice, frozenset) or
+                    isinstance(a, Tensor) or not user_code(type(a))):
+                dunder = what
+                self.unsupported(f"operator {dunder} on a user-defined {type(a).__name__}",
+                                 "use plain tensors and numbers in compiled code")
+        return self.call_real(fn, args, {}, what)
+
+    def BINARY_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        fn = BINARY_OPS[inst.arg]
+        if inst.arg >= 13 and isinstance(a, list) and id(a) in self.cap.preexisting:
+            self.unsupported("in-place operator on a list that existed before the call",
+                             "build a new list instead")
+        self.push(self._apply(fn, (a, b), inst.argrepr if hasattr(inst, "argrepr") else fn))
+
+    def COMPARE_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        self.push(self._apply(COMPARE_OPS[inst.argval], (a, b), inst.argval))
+
+    def IS_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        self.push((a is not b) if inst.arg else (a is b))
+
+    def CONTAINS_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        if self.cap.is_trace(b):
+            self.unsupported("`in` on a tensor", "compare with tensor ops")
+        r = self._apply(operator.contains, (b, a), "in")
+        self.push((not r) if inst.arg else r)
+
+    def _unary(name):
+        def op(self, inst):
+            self.push(self._apply(UNARY_OPS[name], (self.pop(),), name))
+        return op
+
+    UNARY_NEGATIVE = _unary("UNARY_NEGATIVE")
+    UNARY_INVERT = _unary("UNARY_INVERT")
+    UNARY_POSITIVE = _unary("UNARY_POSITIVE")
+
+    def UNARY_NOT(self, inst):
+        self.push(not self.truth(self.pop()))
+
+    def BINARY_SUBSCR(self, inst):
+        k, c = self.pop(), self.pop()
+        if isinstance(c, dict) and type(c) is dict:
+            self.push(c[k])
+        else:
+            self.push(self._apply(operator.getitem, (c, k), "[]"))
+
+    def STORE_SUBSCR(self, inst):
+        k, c, v = self.pop(), self.pop(), self.pop()
+        self.setitem(c, k, v)
+
+    def setitem(self, c, k, v):
+        if id(c) in self.cap.preexisting or (_is_module(c)):
+            self.cap.side_effects.append(("setitem", c, k, v))
+            c[k] = v
+        elif isinstance(c, (list, dict)) or self.cap.is_trace(c):
+            self.call_real(operator.setitem, (c, k, v), {}, "[]=")
+        elif isinstance(c, Tensor):
+            self.unsupported("item assignment into a tensor that is not an input",
+                             "pass the tensor as an argument")
+        else:
+            self.unsupported(f"item assignment into {type(c).__name__}",
+                             "use a list or dict")
+
+    def DELETE_SUBSCR(self, inst):
+        k, c = self.pop(), self.pop()
+        if id(c) in self.cap.preexisting:
+            self.cap.side_effects.append(("delitem", c, k))
+        del c[k]
+
+    def FORMAT_VALUE(self, inst):
+        spec = self.pop() if inst.arg & 0x04 else ""
+        v = self.pop()
+        if isinstance(v, Tensor):
+            self.unsupported("f-string of a tensor (needs its values)",
+                             "format the tensor outside the compiled function")
+        conv = inst.arg & 0x03
+        v = {0: v, 1: str(v), 2: repr(v), 3: ascii(v)}[conv] if conv else v
+        self.push(format(v, spec))
+
+    # -- control flow -----------------------------------------------------------------------
+    def truth(self, v):
+        if isinstance(v, Tensor):
+            self.unsupported("generic_jump TensorVariable(): data-dependent control flow "
+                             "(`if`/`while` on a tensor value)",
+                             "use torch.where or torch.cond, or compute the condition "
+                             "outside the compiled function")
+        if not isinstance(v, CONSTANT_TYPES + (list, tuple, dict, set, range, type(NULL))) \
+                and user_code(type(v)) and (hasattr(type(v), "__bool__") or
+                                            hasattr(type(v), "__len__")):
+            self.unsupported(f"truth value of a user-defined {type(v).__name__}",
+                             "test an attribute instead")
+        return bool(v)
+
+    def JUMP_FORWARD(self, inst):
+        self.jump(inst)
+
+    JUMP_BACKWARD = JUMP_BACKWARD_NO_INTERRUPT = JUMP_FORWARD
+
+    def _pop_jump(when):
+        def op(self, inst):
+            v = self.stack[-1]
+            if when in (True, False):
+                t = self.truth(v)
+            else:
+                t = v is None
+            self.pop()
+            if t == (when if when in (True, False) else when == "none"):
+                self.jump(inst)
+        return op
+
+    POP_JUMP_FORWARD_IF_TRUE = POP_JUMP_BACKWARD_IF_TRUE = _pop_jump(True)
+    POP_JUMP_FORWARD_IF_FALSE = POP_JUMP_BACKWARD_IF_FALSE = _pop_jump(False)
+    POP_JUMP_FORWARD_IF_NONE = POP_JUMP_BACKWARD_IF_NONE = _pop_jump("none")
+    POP_JUMP_FORWARD_IF_NOT_NONE = POP_JUMP_BACKWARD_IF_NOT_NONE = _pop_jump("not none")
+
+    def JUMP_IF_TRUE_OR_POP(self, inst):
+        if self.truth(self.stack[-1]):
+            self.jump(inst)
+        else:
+            self.pop()
+
+    def JUMP_IF_FALSE_OR_POP(self, inst):
+        if not self.truth(self.stack[-1]):
+            self.jump(inst)
+        else:
+            self.pop()
+
+    def RETURN_VALUE(self, inst):
+        return "return", self.pop()
+
+    # -- functions ------------------------------------------------------------------------
+    def KW_NAMES(self, inst):
+        self.kw_names = self.code.co_consts[inst.arg]
+
+    def CALL(self, inst):
+        n = inst.arg
+        args = self.popn(n)
+        fn_or_null, fn_or_self = self.pop(), self.pop()
+        # 3.11: [NULL, fn, args] or [method, self, args] (LOAD_METHOD pushes NULL, fn here)
+        if fn_or_self is NULL:
+            fn = fn_or_null
+        elif fn_or_null is NULL:
+            fn = fn_or_self
+        else:
+            fn, args = fn_or_self, [fn_or_null] + args
+        kw = {}
+        if self.kw_names:
+            names, self.kw_names = self.kw_names, None
+            vals = args[len(args) - len(names):]
+            args = args[:len(args) - len(names)]
+            kw = dict(zip(names, vals))
+        self.push(self.call(fn, args, kw))
+
+    def CALL_FUNCTION_EX(self, inst):
+        kw = self.pop() if inst.arg & 1 else {}
+        args = self.iterate(self.pop())
+        fn = self.pop()
+        if self.stack and self.stack[-1] is NULL:
+            self.pop()
+        self.push(self.call(fn, list(args), dict(kw)))
+
+    def MAKE_FUNCTION(self, inst):
+        code = self.pop()
+        closure = self.pop() if inst.arg & 0x08 else None
+        if inst.arg & 0x04:
+            self.pop()   # annotations
+        kwdefaults = self.pop() if inst.arg & 0x02 else None
+        defaults = self.pop() if inst.arg & 0x01 else None
+        self.push(SymFunction(code, self.f_globals, code.co_name, defaults, kwdefaults, closure))
+
+    def call(self, fn, args, kwargs):
+        from .calls import call_function
+        return call_function(self, fn, args, kwargs)
+
+    def call_real(self, fn, args, kwargs, what):
+        """Call ``fn`` for real on symbolic values (numtorch code, pure builtins)."""
+        interp = self.cap.interp
+        n = len(interp.nodes)
+        try:
+            out = fn(*args, **kwargs)
+            if len(interp.nodes) > n:   # the user's file:line, not numtorch's frames
+                inst = self.insts[max(self.pc - 1, 0)]
+                where = f"{os.path.basename(self.code.co_filename)}:{inst.line}"
+                for node in interp.nodes[n:]:
+                    node.where = where
+            return out
+        except Unsupported:
+            raise
+        except Exception as e:
+            del interp.nodes[n:]
+            name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+            msg = str(e).split("\n")[0]
+            if "needs the tensor's value" in msg or "data-dependent" in msg:
+                self.unsupported(f"{name} needs a tensor's value (data-dependent): {msg}",
+                                 "keep the value a tensor (use torch.where), or set "
+                                 "numtorch._dynamo.config.capture_scalar_outputs")
+            self.unsupported(f"{name} raised {type(e).__name__}: {msg}",
+                             "if this is a bug in your code, it also fails eagerly")
+
+
+class LazyArg:
+    """An argument of the top frame not read yet: guarded only when first read."""
+
+    __slots__ = ("value", "source")
+
+    def __init__(self, value, source):
+        self.value, self.source = value, source
+
+
+class _Unbound:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<unbound>"
+
+
+_UNBOUND = _Unbound()
+UNBOUND = _UNBOUND
+_ = (functools, math, PURE_BUILTINS, MUTATING_METHODS, is_numtorch_callable, config, _has_trace)
