@@ -141,3 +141,24 @@ def test_flip_does_not_alias_its_input():
     y = torch.flip(x, (0,))
     y[0] = 99.0
     np.testing.assert_array_equal(x.numpy(), [0.0, 1.0, 2.0, 3.0])
+
+
+def test_tensor_interop_and_numtorch_numpy_share_one_implementation(monkeypatch):
+    from numtorch._ops import numpy_api
+    calls = []
+    shared = numpy_api.FUNCTIONS[np.sum]
+
+    def spy(*args, **kwargs):
+        calls.append(type(args[0]).__name__)
+        return shared(*args, **kwargs)
+    monkeypatch.setitem(numpy_api.FUNCTIONS, np.sum, spy)
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    via_tensor = np.sum(torch.tensor(x), axis=0)         # PyTorch-facing: a Tensor
+    via_numpy = tnp.sum(tnp.asarray(x), axis=0)          # NumPy-facing: an ndarray
+    assert calls == ["Tensor", "Tensor"]                 # both ran the shared entry
+    assert isinstance(via_tensor, torch.Tensor) and isinstance(via_numpy, tnp.ndarray)
+    np.testing.assert_array_equal(via_tensor.numpy(), np.asarray(via_numpy))
+    # The documented difference is the dtype policy: NumPy sums int32 in int64 too, but
+    # mean of ints is float64 in NumPy and the default dtype (float32) for Tensor callers.
+    assert tnp.mean(tnp.asarray(x)).dtype == np.float64
+    assert np.mean(torch.tensor(x)).dtype is torch.float32

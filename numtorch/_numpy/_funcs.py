@@ -16,7 +16,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._ops import creation as C, shape as S
 from .._ops.numpy_api import FUNCTIONS
-from ._ndarray import ndarray, to_tensor, cast, wrap, normalize_axis, asarray, array  # noqa: F401
+from ._ndarray import ndarray, to_tensor, cast, wrap, normalize_axis
 from ._ufuncs import write_out
 
 # Note [One implementation per NumPy function]
@@ -589,10 +589,6 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
         axis = normalize_axis(axis, t.ndim, allow_tuple=False)
     stable = stable or kind in ("stable", "mergesort")
     return wrap(_impl(np.argsort)(t, axis, kind, order, stable=stable))
-
-
-def searchsorted(a, v, side="left", sorter=None):
-    raise NotImplementedError("numtorch._numpy.searchsorted is not implemented yet")
 
 
 # ---------------------------------------------------------------------------------------

@@ -468,6 +468,5 @@ class ndarray:
 
 for _name in ("sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin", "all",
               "any", "cumsum", "cumprod", "ptp", "ravel", "squeeze", "swapaxes", "argsort",
-              "clip", "round", "nonzero", "repeat", "diagonal", "trace", "take", "nansum",
-              "searchsorted"):
+              "clip", "round", "nonzero", "repeat", "diagonal", "trace", "take", "nansum"):
     setattr(ndarray, _name, _method(_name))

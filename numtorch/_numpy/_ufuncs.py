@@ -15,7 +15,7 @@ import numpy as np
 from .._core.tensor import Tensor
 from .._ops import creation as C, math as M
 from .._ops.numpy_api import UFUNCS
-from ._ndarray import ndarray, to_tensor, cast, normalize_axis
+from ._ndarray import ndarray, to_tensor, cast
 
 # Note [NEP 50 through NumPy's own resolver]
 # NumPy 2's ``ufunc.resolve_dtypes`` takes the operand dtypes, with the Python types

@@ -9,6 +9,11 @@ It must not convert a Tensor to an ndarray behind the user's back: that would dr
 gradients and break transforms. A NumPy function without a mapping raises a TypeError
 naming it (Note [NumPy dispatch]).
 
+``UFUNCS`` and ``FUNCTIONS`` are the one implementation of each NumPy function in numtorch:
+``numtorch._numpy`` (NumPy's semantics on ndarrays) calls these same entries after choosing
+NumPy's dtypes, so here they keep PyTorch's promotion and float32 default for Tensor
+callers (Note [One implementation per NumPy function] in ``numtorch/_numpy/_funcs.py``).
+
 >>> import numpy as np, numtorch as torch
 >>> x = torch.tensor([0.0, 1.0], requires_grad=True)
 >>> y = np.sum(np.sin(x) * 2)
