@@ -346,6 +346,7 @@ def test_meta(op, dtype, index):
 # torch.func columns: jvp vs vjp, vmap vs a loop, vmap(grad), grad(grad), jacfwd vs jacrev
 
 from numtorch.func import grad, jacfwd, jacrev, jvp, make_graph, vjp, vmap  # noqa: E402
+from numtorch._core.symbolic import ShapeGuardError  # noqa: E402
 
 
 def _transform_dtype(op):
@@ -590,6 +591,45 @@ def test_make_graph(op, dtype, index):
     for k in range(2):
         example = _example(tensors, (0,) * len(tensors), k)
         assert_close(flatten_outputs(graph(*example)), flatten_outputs(f(*example)), equal_nan=True)
+
+
+def _grown(tensors, graph):
+    """The inputs with every symbolic dimension grown by one (rows repeated cyclically)."""
+    values = graph.check_shape_guards(*tensors)
+    out = []
+    for i, t in enumerate(tensors):
+        a = t.detach().numpy()
+        for d, n in enumerate(graph.inputs[i].shape):
+            if not isinstance(n, int):
+                a = np.take(a, np.arange(values[str(n)] + 1) % a.shape[d], axis=d)
+        out.append(torch.from_numpy(np.ascontiguousarray(a)))
+    return out
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases(
+    "graph", differentiable=False, keep=_tensor_outputs_only))
+def test_make_graph_dynamic(op, dtype, index):
+    """The op traced with symbolic sizes (make_graph(dynamic=True)) equals eager on the traced
+    inputs and, where its shape guards admit them, on inputs with every symbolic size + 1."""
+    s = sample(op, dtype, index)
+    tensors = [t.detach() for t in s.tensors()]
+
+    def f(*values):
+        return _substitute(s, s.tensors(), values).call(op.op)
+    graph = make_graph(f, dynamic=True)(*tensors)
+    assert_close(flatten_outputs(graph(*tensors)), flatten_outputs(f(*tensors)), equal_nan=True)
+    if not graph.symbols:
+        return
+    grown = _grown(tensors, graph)
+    try:
+        expected = f(*grown)
+    except (RuntimeError, IndexError, ValueError):
+        return   # the grown inputs are not valid for the op itself
+    try:
+        graph.check_shape_guards(*grown)
+    except ShapeGuardError:
+        return   # the graph rightly refuses sizes its guards exclude
+    assert_close(flatten_outputs(graph(*grown)), flatten_outputs(expected), equal_nan=True)
 
 # ---------------------------------------------------------------------------------------
 # Regions: every sample traced into a graph and called as one graph_call node (issue 6).

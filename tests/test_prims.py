@@ -23,7 +23,8 @@ F64 = torch.float64
 BDIM_PATTERNS = ("all_front", "first_last", "first_unbatched")
 
 # Primitives only other engineers' ops reach; their OpInfo entries will exercise them.
-PENDING_PRIMS = {"full": "bound only where a size or value is symbolic (tests/func/test_func_symbolic.py)"}
+PENDING_PRIMS = {name: "bound only where a size or value is symbolic (tests/func/test_func_symbolic.py)"
+                 for name in ("full", "iota")}
 # Higher-order primitives (a graph as a param): no op samples call them; their rules are
 # tested by running every OpInfo sample inside one (the region columns of test_ops.py).
 HIGHER_ORDER = {"graph_call": "test_ops.py region columns, tests/func/test_graph_call.py"}

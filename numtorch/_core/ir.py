@@ -186,8 +186,8 @@ class Graph:
         """
         if len(args) != len(self.inputs):
             raise TypeError(f"graph expects {len(self.inputs)} inputs, got {len(args)}")
-        if self.shape_env is not None:
-            return self.for_sizes(args)(*args)   # Note [Running a symbolic graph]
+        if self.shape_env is not None:   # symbolic sizes: Note [Running a symbolic graph]
+            return self.for_sizes(args)(*args)
         for a, v in zip(args, self.inputs):
             d = getattr(a, "_data", None)
             if d is None or d.shape != v.shape or d.dtype != v.dtype:

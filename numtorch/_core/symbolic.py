@@ -71,6 +71,15 @@ class Guard:
                                         for k, v in values.items()}))
 
 
+def _guard_key(rel):
+    """A relation up to rearrangement: ``a == b`` and ``b == a`` are one guard."""
+    sp = sympy()
+    if isinstance(rel, (sp.Eq, sp.Ne)):
+        d = sp.expand(rel.lhs - rel.rhs)
+        return type(rel), d if not d.could_extract_minus_sign() else -d
+    return rel
+
+
 def _py(expr) -> str:
     """A relational as Python (``s0 == s1``, ``Mod(6*s0, 4) == 0``)."""
     sp = sympy()
@@ -163,26 +172,43 @@ class ShapeEnv:
         value = bool(self.hint(rel))
         sp = sympy()
         guard = self.simplify(rel) if value else self.simplify(rel).negated
-        if guard not in self._seen:
-            self._seen.add(guard)
+        if isinstance(guard, (sp.Eq, sp.Ne)) and guard.lhs.could_extract_minus_sign():
+            guard = type(guard)(-guard.lhs, -guard.rhs)   # -s0 == -4 reads as s0 == 4
+        key = _guard_key(guard)
+        if key not in self._seen:
+            self._seen.add(key)
             self.guards.append(Guard(guard, self.where()))
-            if value and isinstance(guard, sp.Eq):
+            if isinstance(guard, sp.Eq):
                 self._replace(guard)
         return value
 
     def _replace(self, eq):
-        # s_new == s_old: keep the older symbol (the one the printer has shown first)
-        lhs, rhs = eq.lhs, eq.rhs
-        sym = lhs if lhs.is_Symbol else rhs if rhs.is_Symbol else None
-        if sym is None:
+        # From s_new == <expr of older symbols> on, write s_new as that expression, so
+        # later shapes simplify (PyTorch's replacements). The newest symbol is solved for
+        # when the relation is linear in it with a unit coefficient (exact in integers); a
+        # floor() the relation pins (2*floor(s0/2) == s0 from a reshape) is replaced too.
+        sp = sympy()
+        diff = sp.expand(eq.lhs - eq.rhs)
+        syms = sorted(diff.free_symbols, key=lambda s: -int(str(s)[1:]))
+        for atom in syms + sorted(diff.atoms(sp.floor), key=str):
+            c = diff.coeff(atom)
+            rest = diff - c * atom
+            if c == 0 or atom.is_Symbol and (c not in (1, -1) or atom in rest.free_symbols):
+                continue
+            if not atom.is_Symbol and atom in rest.atoms(sp.floor):
+                continue
+            if atom in self.marked and not rest.free_symbols:
+                return   # a marked symbol is never replaced by a constant
+            self.replacements[atom] = sp.expand(-rest / c)
+            self.replacements = {k: sp.expand(v.xreplace(self.replacements))
+                                 for k, v in self.replacements.items()}
             return
-        other = rhs if sym is lhs else lhs
-        if other.is_Symbol and str(other) > str(sym):
-            sym, other = other, sym
-        if sym in self.marked and other.is_Integer:
-            return
-        self.replacements[sym] = other
-        self.replacements = {k: v.xreplace(self.replacements) for k, v in self.replacements.items()}
+
+    def specialize_float(self, expr):
+        """The example value of a floating expression, guarding the sizes it reads."""
+        for s in sorted(expr.free_symbols, key=str):
+            self.specialize(s, "float()")
+        return float(self.hint(expr))
 
     def specialize(self, expr, what="int()"):
         """The example value of ``expr``, recording ``expr == value`` (PyTorch's guard_int)."""
@@ -211,25 +237,40 @@ class ShapeEnv:
 # dimension its own symbol; broadcasting two of them then records ``s0 == s1``.
 
 
-def _wrap(expr, env):
-    return int(expr) if expr.is_Integer else Sym(expr, env)
+def _wrap(expr, env, floating=False):
+    if expr.is_Number:
+        return float(expr) if floating else int(expr)
+    return Sym(expr, env, floating)
 
 
 def _expr(x):
-    return x.expr if x.__class__ is Sym else sympy().Integer(x) if isinstance(x, int) else None
+    c = x.__class__
+    if c is Sym:
+        return x.expr
+    if isinstance(x, int):
+        return sympy().Integer(x)
+    if isinstance(x, float):
+        return sympy().Float(x)
+    return None
+
+
+def _floating(a, b):
+    return a.floating or (b.__class__ is not Sym and isinstance(b, float))
 
 
 class Sym:
-    """A symbolic size (PyTorch's SymInt): a sympy expression over the env's symbols.
+    """A symbolic size (PyTorch's SymInt, or SymFloat when ``floating``): a sympy expression
+    over the env's symbols.
 
-    Arithmetic with ints and Syms gives Syms (or ints when constant); comparisons give
-    bools and may record guards (Note [Guards]); ``int()`` specialises.
+    Arithmetic with numbers and Syms gives Syms (or numbers when constant); ``/`` and float
+    operands give floating Syms (``sum / s0`` in ``mean``); comparisons give bools and may
+    record guards (Note [Guards]); ``int()`` specialises.
     """
 
-    __slots__ = ("expr", "env")
+    __slots__ = ("expr", "env", "floating")
 
-    def __init__(self, expr, env):
-        self.expr, self.env = env.simplify(expr), env
+    def __init__(self, expr, env, floating=False):
+        self.expr, self.env, self.floating = env.simplify(expr), env, floating
 
     def __repr__(self):
         return str(self.expr)
@@ -242,7 +283,7 @@ class Sym:
         o = _expr(other)
         if o is None:
             return NotImplemented
-        return _wrap(fn(self.expr, o), self.env)
+        return _wrap(fn(self.expr, o), self.env, _floating(self, other))
 
     def __add__(self, o): return self._bin(o, lambda a, b: a + b)
     def __radd__(self, o): return self._bin(o, lambda a, b: b + a)
@@ -252,11 +293,13 @@ class Sym:
     def __rmul__(self, o): return self._bin(o, lambda a, b: b * a)
     def __floordiv__(self, o): return self._bin(o, self._floordiv)
     def __rfloordiv__(self, o): return self._bin(o, lambda a, b: self._floordiv(b, a))
+    def __truediv__(self, o): return self._div(o, lambda a, b: a / b)
+    def __rtruediv__(self, o): return self._div(o, lambda a, b: b / a)
     def __mod__(self, o): return self._bin(o, lambda a, b: sympy().Mod(a, b))
     def __rmod__(self, o): return self._bin(o, lambda a, b: sympy().Mod(b, a))
 
     def __neg__(self):
-        return _wrap(-self.expr, self.env)
+        return _wrap(-self.expr, self.env, self.floating)
 
     def __pos__(self):
         return self
@@ -266,16 +309,17 @@ class Sym:
         q = a / b
         # exact when divisible for all sizes (64*s0 // 32 is 2*s0) or under a recorded
         # divisibility guard (reshape(-1, 4) of s0*s1 elements is s0*s1/4), else floor()
+        if not (a.is_integer and b.is_integer):
+            return sp.floor(q)
         m = self.env.simplify(sp.Mod(a, b))
-        exact = m == 0 or sp.Eq(m, 0) in self.env._seen
+        exact = m == 0 or _guard_key(sp.Eq(m, 0)) in self.env._seen
         return sp.expand(q) if exact else sp.floor(q)
 
-    def __truediv__(self, o):
-        # a size divided by a size is a float (SymFloat); only numbers are supported
-        return self.__float__() / o
-
-    def __rtruediv__(self, o):
-        return o / self.__float__()
+    def _div(self, other, fn):
+        o = _expr(other)
+        if o is None:
+            return NotImplemented
+        return _wrap(fn(self.expr, o), self.env, True)   # true division is a float
 
     # -- comparisons (Note [Guards]) ----------------------------------------------------
     def _rel(self, other, rel):
@@ -302,7 +346,16 @@ class Sym:
         return self.env.specialize(self.expr, "an operation taking a concrete size")
 
     def __float__(self):
+        if self.floating:
+            return float(self.env.specialize_float(self.expr))
         return float(self.env.specialize(self.expr, "float()"))
+
+    def __array__(self, dtype=None, copy=None):
+        # NumPy code computing with a size (a pooling divisor table, np.arange(n)) sees
+        # the example value; the graph is guarded to it (or, if marked, this raises)
+        import numpy as np
+        v = self.__float__() if self.floating else self.env.specialize(self.expr, "NumPy code")
+        return np.asarray(v, dtype=dtype)
 
     @property
     def node(self):   # the symbolic expression (PyTorch: SymInt.node)
@@ -407,7 +460,8 @@ def substitute(value, env: dict):
     c = value.__class__
     if c is Sym:
         sp = sympy()
-        return int(value.expr.xreplace({s: sp.Integer(env[str(s)]) for s in value.expr.free_symbols}))
+        v = value.expr.xreplace({s: sp.Integer(env[str(s)]) for s in value.expr.free_symbols})
+        return float(v) if value.floating else int(v)
     if c is tuple or c is list:
         return c(substitute(v, env) for v in value)
     if c is dict:

@@ -37,7 +37,7 @@ def to_tensor(x, dtype=None) -> Tensor:
     elif isinstance(x, np.generic):
         arr = np.asarray(x)
     elif x.__class__ is Sym:   # a symbolic size used as a number (Note [Symbolic params])
-        d = dtype or _dt.int64
+        d = dtype or (_dt.get_default_dtype() if x.floating else _dt.int64)
         return bind(C.full, shape=(), fill_value=x, dtype=d.np)
     elif is_scalar(x):
         d = dtype or _dt.scalar_dtype(x)
@@ -92,7 +92,9 @@ def _operand_class(x):
         return _dt.from_numpy(d.dtype), (1 if len(d.shape) == 0 else 0)
     if isinstance(x, ndarray):
         return _dt.from_numpy(x.dtype), (1 if x.ndim == 0 else 0)
-    return (_dt.int64 if x.__class__ is Sym else _dt.scalar_dtype(x)), 2
+    if x.__class__ is Sym:
+        return (_dt.get_default_dtype() if x.floating else _dt.int64), 2
+    return _dt.scalar_dtype(x), 2
 
 
 def result_type(*operands) -> _dt.dtype:

@@ -254,12 +254,30 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if (vals[1] - vals[0]) * vals[2] < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     if dtype is None:
-        dtype = _dt.int64 if all(isinstance(v, numbers.Integral) for v in vals) else \
-            _dt.get_default_dtype()
+        dtype = _dt.int64 if all(isinstance(v, numbers.Integral) or (
+            v.__class__ is Sym and not v.floating) for v in vals) else _dt.get_default_dtype()
     d = _dt.to_dtype(dtype)
+    if is_symbolic(vals):
+        return _symbolic_arange(*vals, d)
     n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
     arr = (vals[0] + np.arange(n, dtype=np.float64 if d.is_floating_point else np.int64) * vals[2])
     return _finish(arr.astype(d.np), d, device, requires_grad)
+
+
+def _symbolic_arange(start, end, step, d):
+    """arange with a symbolic bound: ``start + step * iota(n)``, n computed at run time."""
+    from . import _common
+    if any(isinstance(v, float) or (v.__class__ is Sym and v.floating) for v in (start, end, step)):
+        raise NotImplementedError(
+            "arange with a symbolic size and floating-point bounds is not supported (its length "
+            "would be a ceil of a float expression); use integer bounds")
+    n = (end - start + step - (1 if step > 0 else -1)) // step
+    r = C.iota.bind(shape=(n,), dtype=np.dtype(np.int64))
+    if step != 1:
+        r = r * step
+    if not (start.__class__ is int and start == 0):
+        r = r + start
+    return _common.convert(r, d)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):

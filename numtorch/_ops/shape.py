@@ -18,7 +18,7 @@ from numpy import ndarray
 from .._core import dtypes as _dt
 from .._core.primitive import Primitive, bind
 from .._core.tensor import Tensor, wrap
-from .._core.symbolic import as_size, same_shape
+from .._core.symbolic import Sym, as_size, same_shape
 from .._prims import shape as S
 from .._prims._lower import movement
 from ._common import (broadcast_shapes, broadcast_to as _broadcast_to, canonical_dim,
@@ -385,7 +385,8 @@ def split(tensor, split_size_or_sections, dim=0):
     """Splits ``tensor`` into chunks of a given size, or of the given sizes, along ``dim``."""
     d = canonical_dim(dim, tensor.ndim)
     n = tensor.shape[d]
-    if isinstance(split_size_or_sections, int):
+    if isinstance(split_size_or_sections, (int, Sym)):
+        # the number of pieces must be a Python int: a symbolic size specialises here
         step = split_size_or_sections
         if step <= 0 and n:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "

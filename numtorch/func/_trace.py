@@ -162,6 +162,8 @@ def make_graph(func, *, name="forward", dynamic=False, dynamic_dims=None, duck_s
             outputs = [interp._operand(o) if isinstance(o, Tensor) else o for o in out_leaves]
         finally:
             pop(interp)
+        if env is not None and not env.hints:
+            env = None   # every size was 0 or 1: nothing symbolic
         return Graph(inputs, interp.nodes, outputs, interp.consts, in_tree, out_tree, name,
                      env).check()
     return wrapper

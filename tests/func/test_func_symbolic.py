@@ -151,3 +151,31 @@ def test_data_dependent_output_size_names_the_problem():
 def test_import_does_not_load_sympy():
     code = "import sys, numtorch; assert 'sympy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_arange_of_a_symbolic_size_is_a_graph_node():
+    def f(x):
+        return x * torch.arange(x.shape[0]).reshape(-1, 1) + torch.arange(1, x.shape[1], 2).sum()
+    g = make_graph(f, dynamic=True)(torch.randn(4, 6))
+    assert "prims.iota(shape=(s0,)" in str(g) and g.shape_guards == ()
+    for shape in [(3, 7), (5, 2), (9, 9)]:
+        x = torch.randn(*shape)
+        _close(g(x)[0], f(x))
+
+
+def test_sizes_as_floats_stay_symbolic():
+    def f(x):
+        return x / x.shape[0] + 0.5 * x.shape[1]
+    g = make_graph(f, dynamic=True)(torch.randn(4, 6))
+    assert g.shape_guards == () and "fill_value=0.5*s1" in str(g)
+    x = torch.randn(7, 3)
+    _close(g(x)[0], f(x))
+
+
+def test_transforms_of_a_symbolic_graph_on_other_sizes():
+    f = lambda x: (torch.log_softmax(x, dim=1) * x).sum()   # noqa: E731
+    g = make_graph(f, dynamic=True)(torch.randn(4, 6))
+    x = torch.randn(9, 2, dtype=torch.float32)
+    _close(torch.func.grad(lambda x: g(x)[0])(x), torch.func.grad(f)(x))
+    xs = torch.randn(3, 5, 4)
+    _close(torch.func.vmap(lambda x: g(x)[0])(xs), torch.func.vmap(f)(xs))
