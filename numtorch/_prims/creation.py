@@ -26,8 +26,10 @@ iota = Primitive(
 iota.batch = lambda values, bdims, *, shape, **params: (iota.bind(shape=shape, **params), None)
 iota.vjp_needs = ()
 
-# Lower rule (Note [Lower rules], _lower.py)
-from ._lower import extern  # noqa: E402
+# Lower rules (Note [Lower rules], _lower.py): movements with no operand; an element of
+# ``full`` is its value, one of ``iota`` its index.
+from ._lower import movement  # noqa: E402
 
-full.lower = extern("a constant whose shape or value may be symbolic: NumPy at run time")
-iota.lower = extern("a range whose size may be symbolic: NumPy at run time")
+full.lower = movement(lambda load, idx, shapes, out, *, shape, fill_value, dtype:
+                      load.const(fill_value))
+iota.lower = movement(lambda load, idx, shapes, out, *, shape, dtype: f"({idx[0]})")
