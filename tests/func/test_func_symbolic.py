@@ -179,3 +179,15 @@ def test_transforms_of_a_symbolic_graph_on_other_sizes():
     _close(torch.func.grad(lambda x: g(x)[0])(x), torch.func.grad(f)(x))
     xs = torch.randn(3, 5, 4)
     _close(torch.func.vmap(lambda x: g(x)[0])(xs), torch.func.vmap(f)(xs))
+
+
+def test_concrete_copy_compiles_with_the_inductor_backend():
+    from numtorch._inductor.runner import compile_graph
+
+    def f(x):
+        return x * torch.arange(x.shape[0]).reshape(-1, 1) / x.shape[1] + torch.ones_like(x)
+    g = make_graph(f, dynamic=True)(torch.randn(4, 6))
+    x = torch.randn(5, 3)
+    concrete = g.for_sizes([x])
+    assert concrete.symbols == {} and concrete.inputs[0].type == "f32[5, 3]"
+    _close(compile_graph(concrete)(x)[0], f(x))
