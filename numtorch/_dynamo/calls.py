@@ -18,7 +18,7 @@ import types
 
 from .._core.tensor import Tensor
 from . import markers
-from .builtins_table import (MUTATING_METHODS, PURE_TYPES, is_numtorch_callable,
+from .builtins_table import (_DYNAMO, MUTATING_METHODS, PURE_TYPES, is_numtorch_callable,
                              pure_c_function, user_code)
 from .symbolic import _UNBOUND, Frame, SymCell, SymFunction, _is_module
 
@@ -33,7 +33,7 @@ def call_function(frame, fn, args, kwargs):
                           "this is by request; remove the mark to capture it")
     if fn is markers.graph_break:
         frame.unsupported("graph_break() was called", "remove the graph_break() call")
-    if markers.is_allowed(fn):
+    if markers.is_allowed(fn) or _dynamo_api(fn):
         return frame.call_real(fn, args, kwargs, _name(fn))
     compiled = markers.original_of(fn)
     if compiled is not None:
@@ -133,6 +133,13 @@ def call_function(frame, fn, args, kwargs):
     frame.unsupported(f"call to an unknown C function {_name(fn)}",
                       f"mark it with numtorch._dynamo.allow_in_graph if it only uses tensor "
                       f"ops, or call it outside the compiled function")
+
+
+def _dynamo_api(fn):
+    """numtorch._dynamo's own functions (allow_in_graph, is_compiling, …): called for real."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith(_DYNAMO) and \
+        not hasattr(fn, "_numtorch_dynamo_orig")
 
 
 def _user_callable(v):

@@ -143,6 +143,7 @@ class Codegen:
         if graph_call:
             head.append(f"    ___o = ___graph({', '.join(graph_call)})")
         src = "\n".join(head + self.lines) + "\n"
+        self.scope.update(self.cap.guards.consts)   # sources may name guard constants
         exec(compile(src, "<numtorch compiled frame>", "exec"), self.scope)
         fn = self.scope["___run"]
         fn.text = src

@@ -67,6 +67,18 @@ class SymFunction:
         self.defaults, self.kwdefaults, self.closure = defaults or (), kwdefaults or {}, closure
 
 
+    def materialize(self):
+        """A real function (cells hold the current values) for numtorch code that calls
+        it for real on trace tensors, e.g. ``grad(lambda x: ...)``."""
+        cells = tuple(types.CellType(c.value) if isinstance(c, SymCell) and c.bound else
+                      types.CellType() if isinstance(c, SymCell) else c[2]
+                      for c in (self.closure or ()))
+        fn = types.FunctionType(self.code, self.f_globals, self.__name__,
+                                tuple(self.defaults) or None, cells or None)
+        fn.__kwdefaults__ = dict(self.kwdefaults) or None
+        return fn
+
+
 class SymIterator:
     """An iterator over a list of already-materialized items (loops are unrolled)."""
 
@@ -159,7 +171,7 @@ class Frame:
         self.insts, self.by_offset = instructions(code)
         self.locals = localsplus          # list over co_varnames; `_UNBOUND` where unbound
         self.cells = cells                # name -> SymCell | ("real", index, cell)
-        self.stack, self.kw_names, self.pc = [], None, 0
+        self.stack, self.kw_names, self.pc, self.cur = [], None, 0, None
         self.name = name or code.co_name
         self.builtins = f_globals.get("__builtins__", builtins)
         if isinstance(self.builtins, types.ModuleType):
@@ -169,7 +181,7 @@ class Frame:
     def user_stack(self):
         frames, f = [], self
         while f is not None:
-            inst = f.insts[min(f.pc, len(f.insts) - 1)]
+            inst = f.cur if f.cur is not None else f.insts[min(f.pc, len(f.insts) - 1)]
             frames.append((f.code.co_filename, inst.line, f.name))
             f = f.parent
         return frames[::-1]
@@ -186,6 +198,7 @@ class Frame:
             inst = insts[self.pc]
             if stop is not None and stop(self, inst):
                 return "break", inst
+            self.cur = inst
             handler = getattr(self, inst.opname, None)
             if handler is None:
                 self.unsupported(f"unsupported bytecode {inst.opname}",
@@ -669,6 +682,8 @@ class Frame:
         """Call ``fn`` for real on symbolic values (numtorch code, pure builtins)."""
         interp = self.cap.interp
         n = len(interp.nodes)
+        if any(a.__class__ is SymFunction for a in args):
+            args = [a.materialize() if a.__class__ is SymFunction else a for a in args]
         try:
             out = fn(*args, **kwargs)
             if len(interp.nodes) > n:   # the user's file:line, not numtorch's frames
