@@ -27,7 +27,7 @@ if __package__ in (None, ""):  # `python benchmarks/run.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "benchmarks"
 
-from . import eager, graph, transforms  # noqa: E402,F401  (eager registers its workloads on import)
+from . import compile_backend, eager, graph, transforms  # noqa: E402,F401  (eager registers its workloads on import)
 from .common import FRAMEWORKS, LABELS, WORKLOADS, Workload, add, available, has_func  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -195,6 +195,10 @@ def check_targets(results):
     if chain and region:
         out.append(("a traced graph runs in <= 0.6x eager's time", "20-op chain",
                     region / chain, 0.6, region / chain <= 0.6))
+    for name, limit, desc in compile_backend.ABSOLUTE_TARGETS:
+        value = by_name.get(name, {}).get("numtorch")
+        if value is not None:
+            out.append((desc, name, value, limit, value <= limit))
     return out
 
 

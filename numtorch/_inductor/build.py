@@ -86,16 +86,24 @@ def cache_dir():
     return d
 
 
-def cache_key(source, cc):
+def cache_key(source, cc, vector_math=False):
     h = hashlib.sha256()
-    for part in (source, _compiler_id(cc), " ".join(_flags()), _cpu_id()):
+    for part in (source, _compiler_id(cc), " ".join(_flags(vector_math)), _cpu_id()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
 
 
-def _flags():
-    return (config.cpp.opt_level,) + FLAGS
+def _flags(vector_math=False):
+    extra = ("-Wl,-z,defs", "-lmvec") if vector_math else ()
+    return (config.cpp.opt_level,) + FLAGS + extra
+
+
+@functools.lru_cache(maxsize=None)
+def has_libmvec():
+    """Whether glibc's vector math library is here (Note [Vector math], codegen.py)."""
+    import ctypes.util
+    return platform.machine() == "x86_64" and ctypes.util.find_library("mvec") is not None
 
 
 def _digest(path):
@@ -118,7 +126,7 @@ def _atomic_write_text(path, text):
     os.replace(tmp, path)
 
 
-def _compile(source, cc, so):
+def _compile(source, cc, so, vector_math):
     """Compile ``source`` into ``so`` through a temporary file, then rename it in place."""
     d = os.path.dirname(so)
     fd, c_path = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".c")
@@ -126,7 +134,8 @@ def _compile(source, cc, so):
         f.write(source)
     tmp_so = c_path[:-2] + ".so"
     try:
-        cmd = [cc, *_flags(), "-o", tmp_so, c_path, "-lm"]
+        cmd = [cc, *_flags(vector_math)[:-2], "-o", tmp_so, c_path, *_flags(vector_math)[-2:], "-lm"] \
+            if vector_math else [cc, *_flags(), "-o", tmp_so, c_path, "-lm"]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise RuntimeError(f"C compiler failed ({' '.join(cmd)}):\n{res.stderr[-4000:]}")
@@ -143,12 +152,13 @@ def _set_thread_policy():
     os.environ.setdefault("OMP_WAIT_POLICY", config.cpp.wait_policy)
 
 
-def load(source):
-    """The loaded library for C ``source`` (compiled or taken from the cache)."""
+def load(source, vector_math=False):
+    """The loaded library for C ``source`` (compiled or taken from the cache); with
+    ``vector_math`` it links glibc's libmvec (Note [Vector math])."""
     cc = compiler()
     if cc is None:
         raise RuntimeError("no C compiler")
-    key = cache_key(source, cc)
+    key = cache_key(source, cc, vector_math)
     lib = _LOADED.get(key)
     if lib is not None:
         return lib
@@ -162,7 +172,7 @@ def load(source):
                     if os.path.exists(so):
                         log.warning("kernel cache entry %s is corrupt; rebuilding", so)
                     log.info("compiling %s", so)
-                    _compile(source, cc, so)
+                    _compile(source, cc, so, vector_math)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     _set_thread_policy()

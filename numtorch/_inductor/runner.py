@@ -106,7 +106,7 @@ def compile_graphs(graphs, *, options=None):
                 out.append(CompiledGraph(graph, None, "", "", graph.__call__))
                 continue
             py, fn = _runner(graph, sched, buffers, segments, lib, prefix)
-            out.append(CompiledGraph(graph, sched, codegen.library([src]), py, fn))
+            out.append(CompiledGraph(graph, sched, codegen.library([src], build.has_libmvec()), py, fn))
     return out
 
 
@@ -115,8 +115,14 @@ def _build(parts):
     whose C fails alone runs eagerly (a logged error, never a failure of the program)."""
     if not any(p[1].kernels for p in parts):
         return [None] * len(parts)
+    sources = [p[-1] for p in parts]
     try:
-        lib = build.load(codegen.library(p[-1] for p in parts))
+        if build.has_libmvec():
+            try:
+                return [build.load(codegen.library(sources, True), vector_math=True)] * len(parts)
+            except RuntimeError as e:
+                log.info("inductor: building without libmvec (%s)", str(e)[:200])
+        lib = build.load(codegen.library(sources))
         return [lib] * len(parts)
     except RuntimeError as e:
         if len(parts) == 1:

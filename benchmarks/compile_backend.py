@@ -1,0 +1,164 @@
+"""The inductor backend (issue #8) beside torch.compile and NumPy: fused kernels, compile
+times, the per-call path, and kernels alternating with matmuls (the thread policy).
+
+numtorch's column is ``numtorch._inductor.compile_graph`` on a ``make_graph`` graph;
+PyTorch's is ``torch.compile`` (compiled in the factory, so compile time is not counted
+there); NumPy's is the same expression written with ufuncs. Targets (checked in run.py):
+GELU*sigmoid+tanh on 4096x4096 float32 <= 0.5x torch.compile, row softmax and layer_norm
+4096x1024 <= 0.8x, a cold compile <= 0.5 s, a cached one <= 50 ms, a call of a compiled
+10-element graph <= 5 us. Registered only where a C compiler exists.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .common import add
+
+MIX_NAME = "inductor: gelu(x)*sigmoid(x)+tanh(x), 4096x4096 f32"
+SOFTMAX_NAME = "inductor: row softmax 4096x1024 f32"
+LAYER_NORM_NAME = "inductor: layer_norm over 1024, 4096x1024 f32"
+SMALL_NAME = "inductor: call of a compiled 10-element graph"
+COLD_NAME = "inductor: cold compile of a softmax graph (s)"
+CACHED_NAME = "inductor: cached compile of a softmax graph (disk)"
+ALTERNATE_NAME = "inductor: softmax(x @ w) 512x512, kernel + matmul alternating"
+
+
+def _mix(lib):
+    m = __import__(lib)
+    return lambda x: m.nn.functional.gelu(x) * m.sigmoid(x) + x.tanh()
+
+
+def _softmax(lib):
+    m = __import__(lib)
+    return lambda x: m.softmax(x, -1)
+
+
+def _layer_norm(lib):
+    m = __import__(lib)
+    return lambda x, w, b: m.nn.functional.layer_norm(x, (x.shape[-1],), w, b)
+
+
+def _alternate(lib):
+    m = __import__(lib)
+    return lambda x, w: m.softmax(x @ w, -1).sum(-1)
+
+
+def _small(lib):
+    return lambda x: (x * 2 + 1).sin()
+
+
+SHAPES = {MIX_NAME: (_mix, [(4096, 4096)]), SOFTMAX_NAME: (_softmax, [(4096, 1024)]),
+          LAYER_NORM_NAME: (_layer_norm, [(4096, 1024), (1024,), (1024,)]),
+          ALTERNATE_NAME: (_alternate, [(512, 512), (512, 512)]), SMALL_NAME: (_small, [(10,)])}
+
+
+def _arrays(shapes):
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(s, dtype=np.float32) for s in shapes]
+
+
+def _numtorch(name):
+    def factory():
+        import numtorch
+        from numtorch._inductor import compile_graph
+        from numtorch.func import make_graph
+        fn, shapes = SHAPES[name]
+        args = [numtorch.tensor(a) for a in _arrays(shapes)]
+        compiled = compile_graph(make_graph(fn("numtorch"))(*args), args)
+        return lambda: compiled(*args)
+    return factory
+
+
+def _torch(name):
+    def factory():
+        import torch
+        fn, shapes = SHAPES[name]
+        args = [torch.tensor(a) for a in _arrays(shapes)]
+        compiled = torch.compile(fn("torch"))
+        compiled(*args)
+        return lambda: compiled(*args)
+    return factory
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
+NUMPY = {
+    MIX_NAME: lambda x: 0.5 * x * (1 + _erf(x / np.float32(math.sqrt(2)))) / (1 + np.exp(-x)) + np.tanh(x),
+    SOFTMAX_NAME: lambda x: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(x - x.max(-1, keepdims=True))),
+    LAYER_NORM_NAME: lambda x, w, b: (x - x.mean(-1, keepdims=True)) / np.sqrt(
+        x.var(-1, keepdims=True) + np.float32(1e-5)) * w + b,
+    ALTERNATE_NAME: lambda x, w: (lambda e: (e / e.sum(-1, keepdims=True)).sum(-1))(
+        np.exp((x @ w) - (x @ w).max(-1, keepdims=True))),
+    SMALL_NAME: lambda x: np.sin(x * 2 + 1),
+}
+
+
+def _numpy(name):
+    def factory():
+        args = _arrays(SHAPES[name][1])
+        return lambda: NUMPY[name](*args)
+    return factory
+
+
+_fresh = itertools.count()
+
+
+def _compile_factory(cached):
+    """A callable that compiles a softmax graph: cold (a new constant each time, so a new
+    source, compiled and loaded) or cached (the same source, found in the disk cache)."""
+    def factory():
+        import numtorch
+        from numtorch._inductor import build, compile_graph
+        from numtorch.func import make_graph
+        x = numtorch.randn(64, 128)
+        if cached:
+            graph = make_graph(lambda x: numtorch.softmax(x * 0.5, -1))(x)
+            compile_graph(graph)
+
+            def run():
+                build._LOADED.clear()      # the process cache: measure the disk path
+                compile_graph(graph)
+            return run
+
+        def run():
+            k = next(_fresh) + np.random.default_rng().integers(1 << 30)
+            compile_graph(make_graph(lambda x: numtorch.softmax(x * float(k), -1))(x))
+        return run
+    return factory
+
+
+def _torch_compile_cold():
+    def factory():
+        import torch
+        x = torch.randn(64, 128)
+
+        def run():
+            torch._dynamo.reset()
+            torch.compile(lambda x: torch.softmax(x * 0.5, -1))(x)
+        return run
+    return factory
+
+
+def _register():
+    from numtorch._inductor import build
+    if build.compiler() is None:
+        return
+    for name, target in ((MIX_NAME, 0.5), (SOFTMAX_NAME, 0.8), (LAYER_NORM_NAME, 0.8),
+                         (ALTERNATE_NAME, None), (SMALL_NAME, None)):
+        add(name, "inductor", target=("torch", target) if target else None,
+            numtorch=_numtorch(name), numpy=_numpy(name), torch=_torch(name))
+    add(COLD_NAME, "inductor", note="target <= 0.5 s", numtorch=_compile_factory(False),
+        torch=_torch_compile_cold())
+    add(CACHED_NAME, "inductor", note="target <= 50 ms", numtorch=_compile_factory(True))
+
+
+ABSOLUTE_TARGETS = ((SMALL_NAME, 5e-6, "a compiled 10-element graph call <= 5 us"),
+                    (COLD_NAME, 0.5, "cold compile <= 0.5 s"),
+                    (CACHED_NAME, 0.05, "cached compile <= 50 ms"))
+
+_register()
