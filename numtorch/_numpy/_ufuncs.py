@@ -67,11 +67,8 @@ def _check_matmul(a, b):
 
 
 def _key(x):
-    if type(x) in _WEAK:
-        return type(x)
-    if type(x) is bool:
-        return np.dtype(bool)
-    return x.dtype.np
+    t = type(x)
+    return t if t in _WEAK else x.dtype.np
 
 
 def _single_out(out, name):
@@ -126,14 +123,17 @@ class ufunc:
         keys = tuple(_key(x) for x in ops)
         loop = _resolve(self.np_ufunc, keys, None if dtype is None else np.dtype(dtype),
                         casting)
-        shapes = [tuple(x.shape) for x in ops if isinstance(x, Tensor)]
         if self.np_ufunc is np.matmul:
-            _check_matmul(*shapes)
-        elif len(shapes) > 1:
-            check_broadcast(shapes)
+            _check_matmul(*[tuple(x.shape) for x in ops if isinstance(x, Tensor)])
         args = [cast(x, loop[i]) if isinstance(x, Tensor)
                 else C.as_tensor(np.asarray(x, dtype=loop[i])) for i, x in enumerate(ops)]
-        result = cast(self.impl(*args), loop[self.nin])
+        try:
+            result = cast(self.impl(*args), loop[self.nin])
+        except Exception:
+            # Shapes are checked only when the kernel fails (free on the fast path), so
+            # that a broadcast failure is NumPy's ValueError, not the kernel's error.
+            check_broadcast([tuple(x.shape) for x in args])
+            raise
         w = None
         if where is not True:
             w = cast(to_tensor(where), np.bool_)
