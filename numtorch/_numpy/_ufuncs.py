@@ -77,20 +77,23 @@ def _single_out(out, name):
             raise ValueError(f"The 'out' tuple must have exactly one entry per ufunc output "
                              f"(numpy.{name} has one)")
         out = out[0]
-    if out is not None and not isinstance(out, ndarray):
-        raise TypeError(f"return arrays must be of ArrayType, got {type(out).__name__} "
-                        "(numtorch._numpy: out= takes a numtorch._numpy.ndarray)")
+    if out is not None and not isinstance(out, (ndarray, np.ndarray)):
+        raise TypeError(f"return arrays must be of ArrayType, got {type(out).__name__}")
     return out
 
 
 def write_out(result: Tensor, out, name, casting="same_kind", where=None):
-    """Store ``result`` into ``out`` (an ndarray) with NumPy's casting check; return ``out``."""
+    """Store ``result`` into ``out`` (ours, or a plain NumPy array) with NumPy's casting check."""
     if out is None:
         return ndarray(result)
     src = result.dtype.np
     if not np.can_cast(src, out.dtype, casting):
         raise TypeError(f"Cannot cast ufunc '{name}' output from {src!r} to {out.dtype!r} "
                         f"with casting rule {casting!r}")
+    if isinstance(out, np.ndarray):  # a plain NumPy array: a copy of the value, no autograd
+        mask = True if where is None else where.__array__()
+        np.copyto(out, result.__array__(), casting=casting, where=mask)
+        return out
     value = cast(result, out.dtype)
     if where is not None:
         value = M.where(where, value, out.tensor)
