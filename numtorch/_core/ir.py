@@ -90,9 +90,12 @@ def _fmt_param(v, names=None):
 class Graph:
     """A traced program: inputs, nodes, outputs (plus captured constants).
 
-    A backend attaches its compiled form by setting ``graph.compiled``: a callable taking
-    the NumPy arrays of ``graph.closed()[0]``'s inputs and returning a tuple of arrays, one
-    per output; the ``graph_call`` primitive then runs it instead of the generated runner.
+    A backend attaches its compiled form by setting ``graph.compiled = fn``: ``fn`` takes
+    the NumPy arrays of the region's inputs (``graph.closed()[0].inputs``: the captured
+    constants first, then the graph's inputs) and returns a tuple of arrays, one per tensor
+    output. Calling the graph (``graph_call``'s impl) then runs ``fn`` instead of the
+    generated runner, whenever no transform or autograd intervenes; transformed graphs
+    (``graph_call``'s jvp/vjp/batch rules) are new graphs, which a backend may compile too.
 
     With symbolic sizes (``make_graph(f, dynamic=True)``), ``symbols`` maps each symbol's
     name to the input dimensions it is read from and ``shape_guards`` lists the relations
@@ -105,7 +108,7 @@ class Graph:
         self.inputs, self.nodes, self.outputs, self.consts = inputs, nodes, outputs, consts
         self.in_tree, self.out_tree, self.name = in_tree, out_tree, name
         self.shape_env = shape_env   # the symbols' ShapeEnv, None for a graph of ints
-        self.compiled = None     # a backend's callable on arrays (see the class docstring)
+        self._compiled = None    # a backend's callable on arrays (see the class docstring)
         self._closed = None      # cache of closed()
         self.cache = {}          # transformed graphs (jvp, vjp, batch) and the runner
 
@@ -131,6 +134,18 @@ class Graph:
             return self
         from .symbolic import concrete_graph
         return concrete_graph(self, args)
+
+    @property
+    def compiled(self):
+        """A backend's callable running this graph's region on arrays, or None."""
+        return self._compiled
+
+    @compiled.setter
+    def compiled(self, fn):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"Graph.compiled must be a callable or None, got {type(fn).__name__}")
+        self._compiled = fn
+        self.closed()[0]._compiled = fn    # the graph that graph_call holds
 
     # -- printing -----------------------------------------------------------------------
     def python_code(self) -> str:

@@ -20,12 +20,12 @@ from .._core.runner import runner
 # Each rule traces a new graph from the region's graph with the ordinary transforms and
 # binds `graph_call` again on it; the new graph is cached on the region's graph, keyed by
 # the rule and what the traced program depends on:
-#   jvp    which inputs have a (nonzero) tangent. The graph takes (primals, those
-#          tangents) and returns (outputs, the tangents that are not zero); which outputs
-#          have one is recorded with it.
-#   vjp    the graph is the backward program: it takes (primals, output cotangents) and
-#          returns the cotangents of the floating inputs, by `func.vjp` of the inlined
-#          region. It recomputes the forward inside (the simplest correct design; the
+#   jvp    which inputs have a (nonzero) tangent, and the tangents' dtypes. The graph
+#          takes (primals, those tangents) and returns (outputs, the tangents that are not
+#          zero); which outputs have one is recorded with it.
+#   vjp    which inputs are floating, and the cotangents' dtypes. The graph is the backward
+#          program: it takes (primals, output cotangents) and returns the cotangents of the
+#          floating inputs, by `func.vjp` of the inlined region. It recomputes the forward inside (the simplest correct design; the
 #          AOT-autograd partitioner decides later what the forward should save instead).
 #          Reverse mode records one tape node for the region (Note [One reverse mode]);
 #          under an outer grad level the backward region is itself differentiated the
@@ -40,7 +40,7 @@ graph_call = Primitive("graph_call", multiple_results=True)
 
 
 def _impl(*arrays, graph):
-    run = graph.compiled
+    run = graph._compiled
     if run is None:
         run = graph.cache.get("runner")
         if run is None:
@@ -103,7 +103,8 @@ def _jvp(primals, tangents, *, graph):
         traced = _make_graph(jvp_of_region, (*primals, *(tangents[i] for i in nonzero)),
                              f"{graph.name}_jvp")
         return traced, tuple(has_tangent)
-    derived, has_tangent = _derived(graph, ("jvp", nonzero), build)
+    key = ("jvp", nonzero, tuple(tangents[i]._data.dtype for i in nonzero))
+    derived, has_tangent = _derived(graph, key, build)
     res = _call(derived, (*primals, *(tangents[i] for i in nonzero)))
     it = iter(res[n_out:])
     return res[:n_out], tuple(next(it) if h else None for h in has_tangent)
@@ -127,7 +128,7 @@ def _vjp(cts, out, *primals, graph):
             _, vjp_fn = vjp(region, *(values[i] for i in floats))
             return vjp_fn(tuple(cotangents))
         return _make_graph(backward_of_region, (*primals, *cts), f"{graph.name}_vjp")
-    derived = _derived(graph, ("vjp", floats), build)
+    derived = _derived(graph, ("vjp", floats, tuple(c._data.dtype for c in cts)), build)
     res = iter(_call(derived, (*primals, *cts)))
     in_cts = [None] * len(primals)
     for i in floats:

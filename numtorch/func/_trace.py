@@ -130,6 +130,9 @@ def make_graph(func, *, name="forward", dynamic=False, dynamic_dims=None, duck_s
     ``dynamic=True`` or ``dynamic_dims=[{0}, set(), ...]`` (per flat input) trace with
     symbolic sizes, so the graph runs on other sizes (Note [Dynamic dims]); ``duck_shape``
     gives equal input sizes one symbol, PyTorch's default.
+    Calling the graph on the tensor leaves of such arguments runs it as one region, a single
+    ``graph_call`` node under any transform (Note [Calling a graph] in ``_core/ir.py``);
+    ``graph.inline(...)`` binds its primitives one by one instead.
     """
     @functools.wraps(func)
     def wrapper(*args):

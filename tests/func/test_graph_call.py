@@ -153,8 +153,13 @@ def test_compiled_callable_is_used_when_attached(xw):
     def compiled(*arrays):
         calls.append(len(arrays))
         return (np.asarray(7.0),)
-    region.compiled = compiled
+    graph.compiled = compiled          # reaches the region that graph_call holds
+    assert region.compiled is compiled
     assert graph(x, w)[0].item() == 7.0 and calls == [len(region.inputs)] and len(region.inputs) > 2
+    graph.compiled = None
+    assert graph(x, w)[0].item() == f(x, w).item()
+    with pytest.raises(TypeError, match="Graph.compiled must be a callable"):
+        graph.compiled = 3
 
 
 def test_graph_with_effects_is_inlined():
