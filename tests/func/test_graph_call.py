@@ -206,3 +206,20 @@ def test_fast_runner_is_bit_identical_to_eager(dtype):
             assert g.dtype == e.dtype and g.shape == e.shape
             assert np.array_equal(g.numpy(), e.numpy(), equal_nan=True)
     assert graph.inline(x, y)[0].item() == graph(x, y)[0].item()
+
+
+def test_eager_double_backward_and_nested_vmap():
+    def f(v):
+        return (v.sin() * v).sum()
+    x = torch.randn(4, dtype=F64)
+    graph = make_graph(f)(x)
+
+    def second(fn):
+        xr = x.clone().requires_grad_()
+        gx, = torch.autograd.grad(fn(xr), xr, create_graph=True)
+        gx.pow(2).sum().backward()
+        return xr.grad
+    assert_close(second(lambda v: graph(v)[0]), second(f))
+    xs = torch.randn(2, 3, 4, dtype=F64)
+    assert_close(vmap(vmap(lambda v: graph(v)[0]))(xs), vmap(vmap(f))(xs))
+    assert_close(vmap(lambda v: graph(v)[0], chunk_size=2)(xs[0]), vmap(f)(xs[0]))
