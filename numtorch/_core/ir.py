@@ -61,6 +61,11 @@ class Node:
         self.prim, self.ins, self.params, self.outs = prim, tuple(ins), params, tuple(outs)
         self.where, self.effect = where, effect
 
+    def is_effect(self) -> bool:
+        """Whether the node writes into a value instead of making one (the one test of it:
+        regions, the runner and the passes ask here)."""
+        return self.prim is None
+
 
 def _fmt_param(v, names=None):
     if isinstance(v, Graph):
@@ -232,7 +237,7 @@ class Graph:
 
     def has_effects(self) -> bool:
         """Whether a node writes into a value (a ``copy_`` effect) instead of making one."""
-        return any(n.prim is None for n in self.nodes)
+        return any(n.is_effect() for n in self.nodes)
 
     def closed(self):
         """``(region, consts, positions)``: this graph as a pure region (Note [Calling a graph]).

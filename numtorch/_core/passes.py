@@ -25,7 +25,7 @@ from .ir import Const, Graph, Node, Var
 
 def is_pure(node) -> bool:
     """Whether ``node`` may be removed, merged or evaluated ahead of time (Note [Pure nodes])."""
-    if node.prim is None or node.prim.name.startswith("random_"):
+    if node.is_effect() or node.prim.name.startswith("random_"):
         return False
     for p in node.params.values():
         if isinstance(p, Graph) and not all(is_pure(n) for n in p.nodes):
@@ -168,7 +168,7 @@ def cse(graph):
     inputs and params as an earlier one is replaced by it; small equal constants merge."""
     rw = Rewriter(graph)
     seen = {}
-    written = {id(n.ins[0]) for n in graph.nodes if n.prim is None and n.ins}
+    written = {id(n.ins[0]) for n in graph.nodes if n.is_effect() and n.ins}
     for c in graph.consts:
         key = _const_key(c) if id(c) not in written else None
         if key is not None:
@@ -177,7 +177,7 @@ def cse(graph):
         ins = [rw.get(v) for v in node.ins]
         new = Node(node.prim, ins, node.params, node.outs, node.where, node.effect)
         if not is_pure(node):
-            if node.prim is None:
+            if node.is_effect():
                 seen = {k: v for k, v in seen.items() if k[0] == "const"}
             rw.append(new)
             continue
@@ -206,7 +206,7 @@ def fold_constants(graph, *, max_numel=4096):
     flows only as inputs), nor are results larger than ``max_numel`` elements (a broadcast
     of a scalar stays a node instead of becoming a large constant).
     """
-    written = {id(n.ins[0]) for n in graph.nodes if n.prim is None and n.ins}
+    written = {id(n.ins[0]) for n in graph.nodes if n.is_effect() and n.ins}
 
     def foldable(node, rw):
         return is_pure(node) and node.ins and all(

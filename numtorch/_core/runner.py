@@ -45,7 +45,7 @@ def runner(graph):
     for c in graph.consts:   # a graph that was not closed: its constants' arrays are bound
         lines.append(f"    {name(c)} = {const(c.value._data, 'c')}")
     for node in graph.nodes:
-        if node.prim is None:
+        if node.is_effect():
             raise ValueError(f"runner: the graph has a {node.effect} effect node; effects run "
                              f"by Graph.inline, not as a region")
         fn = const(node.prim.impl, f"{node.prim.name}_")
