@@ -5,6 +5,8 @@ overhead is everything: eagerly (each op through the torch-semantics layer and `
 a region (``make_graph(f)(...)`` called: one ``graph_call`` whose generated runner calls
 the primitives' impls directly, Note [Fast runner]) and inlined (``Graph.inline``, binding
 each node). Target (checked in ``run.py``): the region at most 0.6x eager's time.
+``grad`` and ``vmap`` of the chain, eagerly and of the region, show what the region's rules
+give (one cached transformed graph per call, run by the same runner).
 """
 from __future__ import annotations
 
@@ -53,9 +55,30 @@ def _graph(how):
     return factory
 
 
+def _transformed(lib, how, region):
+    m, func = module(lib), module(f"{lib}.func")
+    x, y = _inputs(lib)
+    fn = func.make_graph(chain)(x, y) if region else chain
+
+    def loss(a, b):
+        return fn(a, b)[0]
+    if how == "grad":
+        g = func.grad(loss)
+        return lambda: g(x, y)
+    xs = m.stack([x] * 16)
+    v = func.vmap(loss, in_dims=(0, None))
+    return lambda: v(xs, y)
+
+
 def register():
     add(CHAIN_NAME, "graph", numtorch=lambda: _eager("numtorch"), torch=lambda: _eager("torch"),
         numpy=lambda: (lambda x, y: lambda: _chain_numpy(x, y))(*_inputs("numpy")))
     add(REGION_NAME, "graph", note="target: <= 0.6x numtorch eager (issue 6)",
         numtorch=_graph("region"))
     add(INLINE_NAME, "graph", numtorch=_graph("inline"))
+    for how in ("grad", "vmap"):
+        label = "grad of the chain" if how == "grad" else "vmap of the chain (16 examples)"
+        add(f"{label}, eager ops", "graph",
+            numtorch=lambda how=how: _transformed("numtorch", how, False))
+        add("  same, of the region", "graph",
+            numtorch=lambda how=how: _transformed("numtorch", how, True))
