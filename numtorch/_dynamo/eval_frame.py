@@ -304,7 +304,10 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
             argx += [f"{k}={gen.expr(v)}" for k, v in kw.items()]
             gen.side_effects()
             gen.emit(f"___r = {callee_x}({', '.join(argx)})")
-            _emit_resume(gen, code, frame, stack, ["___r"], nxt, ctx, err)
+            if insts[inst.index + 1].opname == "POP_TOP":   # the result is discarded
+                _emit_resume(gen, code, frame, stack, [], insts[inst.index + 2].offset, ctx, err)
+            else:
+                _emit_resume(gen, code, frame, stack, ["___r"], nxt, ctx, err)
         elif inst.opname.startswith(("POP_JUMP", "JUMP_IF")) and cap.is_trace(stack[-1]):
             cond = stack.pop()
             gen.side_effects()

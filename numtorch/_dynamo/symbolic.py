@@ -122,6 +122,13 @@ class Capture:
         elif type(real) in CONSTANT_TYPES:
             g.constant(src, real)
             return real
+        elif type(real) in _ITER_TYPES:
+            # an iterator handed to a resume function (a loop broken mid-way): its items,
+            # read without consuming it, become a symbolic iterator
+            items_src = Source(f"{g.const(_iter_items)}({src.expr})", f"items of {src.words}")
+            items = _iter_items(real)
+            g.length(items_src, items)
+            sym = SymIterator([self.wrap(x, items_src.item(i)) for i, x in enumerate(items)])
         elif type(real) in (list, tuple):
             g.length(src, real)
             items = [self.wrap(x, src.item(i)) for i, x in enumerate(real)]
@@ -146,6 +153,16 @@ class Capture:
         if sym is not real and type(real) in (list, dict):
             self.preexisting[id(sym)] = real
         return sym
+
+
+_ITER_TYPES = (type(iter([])), type(iter(())), type(iter(range(0))))
+
+
+def _iter_items(it):
+    """The items an iterator has left, without advancing it."""
+    fn, args, *state = it.__reduce__()
+    seq = list(args[0]) if args else []
+    return seq[state[0]:] if state else seq
 
 
 def _is_module(v):

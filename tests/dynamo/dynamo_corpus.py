@@ -2,7 +2,8 @@
 
 Each source defines ``f``; it is exec'd with ``torch`` bound to numtorch (and, for the
 cross-check, to PyTorch). Arguments: "t:3,4" a float32 randn tensor, "i:5" an int, "L:t:3;t:3"
-a list of tensors. The expected counts are numtorch's; test_corpus cross-checks them with
+a list of tensors. An optional sixth field gives PyTorch's counts where they differ (and
+why). The expected counts are numtorch's; test_corpus cross-checks them with
 torch._dynamo.explain where PyTorch is installed.
 """
 
@@ -167,4 +168,130 @@ def f(x):
 def f(x, n):
     return n + 1
 """, ["t:3", "i:3"], 0, 0),
+    ("kwonly_defaults", """
+def g(x, *, scale=2.0, shift=0.0):
+    return x * scale + shift
+def f(x):
+    return g(x) + g(x, shift=1.0)
+""", ["t:3"], 1, 0),
+    ("method_on_user_class", """
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+    def apply(self, x):
+        return x * self.k
+S = Scaler(3.0)
+def f(x):
+    return S.apply(x) + 1
+""", ["t:3"], 1, 0),
+    ("user_module_forward", """
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+    def forward(self, x):
+        return torch.tanh(self.lin(x)) + x
+blk = Block()
+def f(x):
+    return blk(blk(x)).sum()
+""", ["t:2,3"], 1, 0),
+    ("enumerate_zip", """
+def f(xs, ys):
+    out = 0
+    for i, (a, b) in enumerate(zip(xs, ys)):
+        out = out + a * b * i
+    return out
+""", ["L:t:3;t:3", "L:t:3;t:3"], 1, 0),
+    ("dict_items_loop", """
+def f(x):
+    d = {"a": 1.0, "b": 2.0}
+    for k, v in d.items():
+        x = x + v
+    return x
+""", ["t:3"], 1, 0),
+    ("nested_closure_counter", """
+def f(x):
+    def make(k):
+        def inner(y):
+            return y + k
+        return inner
+    add2 = make(2)
+    return add2(x) * make(3)(x)
+""", ["t:3"], 1, 0),
+    ("slice_index", """
+def f(x):
+    return x[1:, ::2] + x[0, None, ::2]
+""", ["t:4,4"], 1, 0),
+    ("ternary_const", """
+def f(x, flag):
+    y = x * 2 if flag else x * 3
+    return y
+""", ["t:3", "i:1"], 1, 0),
+    ("break_in_loop", """
+def f(x):
+    for i in range(3):
+        x = x + 1
+        if i == 1:
+            break
+    return x
+""", ["t:3"], 1, 0),
+    ("print_twice_in_loop", """
+def f(x):
+    for i in range(2):
+        x = x * 2
+        print("step", i)
+    return x
+""", ["t:3"], 2, 2, (0, 0)),   # Dynamo skips a frame that breaks inside a loop
+    ("math_on_constants", """
+import math
+def f(x):
+    return x * math.sqrt(4.0) + math.pi
+""", ["t:3"], 1, 0),
+    ("tolist_break", """
+def f(x):
+    y = x * 2
+    vals = y.tolist()
+    return y + len(vals)
+""", ["t:3"], 2, 1),
+    ("data_dependent_ternary", """
+def f(x):
+    return x * 2 if x.sum() > 0 else x * -2
+""", ["t:3"], 2, 1),
+    ("tensor_attrs", """
+def f(x):
+    n = x.dim() + x.numel() + x.size(0)
+    return x.to(torch.float64) * n
+""", ["t:2,3"], 1, 0),
+    ("inplace_on_input", """
+def f(x):
+    x.add_(1)
+    return x * 2
+""", ["t:3"], 1, 0),
+    ("return_tuple_and_const", """
+def f(x):
+    return x.sin(), 3, "s", None
+""", ["t:3"], 1, 0),
+    ("unknown_c_function", """
+import time
+def f(x):
+    y = x + 1
+    time.perf_counter()
+    return y * 2
+""", ["t:3"], 2, 1),
+    ("and_or_constants", """
+def f(x, n):
+    k = (n > 1 and n < 10) or n == 0
+    return x + k
+""", ["t:3", "i:3"], 1, 0),
+    ("bool_of_tensor_break", """
+def f(x):
+    y = x.sum()
+    if bool(y > 100):
+        return y
+    return x * 2
+""", ["t:3"], 2, 1),
+    ("torch_func_grad_inside", """
+def f(x):
+    return torch.func.grad(lambda t: (t ** 2).sum())(x)
+""", ["t:3"], 1, 0),
 ]
