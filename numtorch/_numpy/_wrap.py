@@ -39,6 +39,9 @@ def wrap_numpy(fn):
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        args, kwargs = pytree.tree_map(_to_ndarray, (args, kwargs))
-        return pytree.tree_map(_to_tensor, fn(*args, **kwargs))
+        args = pytree.tree_map(_to_ndarray, args)
+        if kwargs:
+            kwargs = pytree.tree_map(_to_ndarray, kwargs)
+            return pytree.tree_map(_to_tensor, fn(*args, **kwargs))
+        return pytree.tree_map(_to_tensor, fn(*args))
     return wrapped
