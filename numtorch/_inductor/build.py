@@ -19,8 +19,11 @@ while, GOMP_SPINCOUNT), and so do OpenBLAS's threads after a matmul. On a 2-core
 fused kernel followed by a matmul, alternately, makes each pool spin on the cores the other
 needs (a measured 100x slowdown). The policy: unless the user set them, OMP_WAIT_POLICY is
 "passive" for the kernels' pool, set before the first kernel library loads libgomp, so
-kernel workers sleep as soon as a region ends. benchmarks/compile_backend.py keeps the
-alternating workload that measures it.
+kernel workers sleep as soon as a region ends. Measured on softmax(x @ w), 512x512, with
+the 2-core machine loaded (load ~8): 73 ms per call passive against 113 ms active (matmul
+alone 20 ms). The measurement is noisy and torch.compile does the same in 14 ms there, so
+the policy is a first step (coordinating the two pools is not built);
+benchmarks/compile_backend.py keeps the alternating workload that measures it.
 """
 from __future__ import annotations
 
