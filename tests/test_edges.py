@@ -45,6 +45,22 @@ CASES = {
     "maximum_grad_nan_operand": lambda t: t.func.grad(
         lambda x, y: t.maximum(x, y).sum(), argnums=(0, 1))(
             t.tensor([NAN, 1.0, 2.0]), t.tensor([0.0, NAN, 2.0])),
+    # piecewise-constant ops have an exact zero derivative, also for inf/NaN tangents
+    "floor_jvp_inf_tangent": lambda t: _jvp(t, lambda x: x.log1p().floor(), t.tensor([0.0, -1.0]),
+                                            t.ones(2)),
+    "round_sign_jvp_nan_tangent": lambda t: _jvp(t, lambda x: (x.round(), x.sign(), x.ceil(), x.trunc()),
+                                                 t.tensor([0.5, -1.5]), t.tensor([NAN, 1.0])),
+    "floor_grad_nan_cotangent": lambda t: _grad(t, lambda x: x.floor().sqrt().sum(), t.tensor([-1.5])),
+    # clamp with tensor bounds is not maximum/minimum: ties give input the whole gradient,
+    # a NaN in input or bound gives NaN and a zero gradient to both
+    "clamp_tensor_bounds_grad": lambda t: t.func.grad(
+        lambda x, lo, hi: x.clamp(lo, hi).sum(), argnums=(0, 1, 2))(
+            t.tensor([1.0, 2.0, NAN, 3.0, 0.0]), t.tensor([1.0, 3.0, 0.0, NAN, -1.0]),
+            t.tensor([1.0, 2.5, 0.0, 5.0, 0.0])),
+    # atan2 at the origin: gradient 0 (PyTorch), not 0/0
+    "atan2_grad_origin": lambda t: t.func.grad(lambda x, y: t.atan2(x, y).sum(), argnums=(0, 1))(
+        t.tensor([0.0, 1.0, 0.0]), t.tensor([0.0, 2.0, 1.0])),
+    "movedim_0d": lambda t: (t.tensor(2.0).movedim(0, 0), t.tensor(2.0).movedim(-1, 0)),
     # std of a constant: gradient 0 (PyTorch masks 0 * inf); var over no elements: tangent 0
     "std_grad_expanded": lambda t: _grad(t, lambda x: x.expand(2).std(), t.tensor([1.0])),
     "std_grad_constant_dim": lambda t: _grad(t, lambda x: x.std(0).sum(), t.ones(3, 2)),

@@ -161,6 +161,8 @@ CASES = [
     ("flip_0d", lambda t: t.tensor(2.).flip(1), IndexError, _DIM_RANGE),
     ("roll_0d", lambda t: t.tensor(1.).roll(1, 0), IndexError,
      r"Dimension specified as 0 but tensor has no dimensions"),
+    ("narrow_0d", lambda t: t.tensor(1.).narrow(0, 0, 1), RuntimeError,
+     r"narrow\(\) cannot be applied to a 0-dim tensor"),
     ("cat_0d", lambda t: t.cat([t.tensor(1.), t.tensor(2.)]), RuntimeError,
      r"zero-dimensional tensor \(at position 0\) cannot be concatenated"),
     ("amax_empty_dim", lambda t: t.ones(0, 2).amax(0), IndexError,

@@ -335,23 +335,26 @@ def clamp(input, min=None, max=None):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     out = input
     if min is not None:
-        out = maximum(out, min) if not is_scalar(min) else _clamp_scalar(out, min, E.maximum)
+        out = _clamp_bound(out, min, lower=True)
     if max is not None:
-        out = minimum(out, max) if not is_scalar(max) else _clamp_scalar(out, max, E.minimum)
+        out = _clamp_bound(out, max, lower=False)
     return out
 
 
-def _clamp_scalar(x, bound, prim):
-    # A scalar bound must not change the tensor's dtype (clamp(int_tensor, 0.5) stays int
-    # in PyTorch only for the result type; gradient goes to x where it is inside the range).
-    dt = result_type(x, bound)
-    x, b = match_device(convert(x, dt), to_tensor(bound, dt))
-    b = broadcast_to(b, x._data.shape)
-    out = where(x >= b, x, b) if prim is E.maximum else where(x <= b, x, b)
-    if dt.is_floating_point or dt.is_complex:
-        # NaN propagates (PyTorch), but its gradient is 0 as for a clamped element: the
-        # NaN comes from a constant, not from x, so no derivative flows through it.
-        out = where(isnan(x), b * float("nan"), out)
+def _clamp_bound(x, bound, lower):
+    # Note [Clamp's gradient and NaN]: PyTorch's clamp is not maximum/minimum: on a tie
+    # the whole gradient goes to `input` (maximum splits it), and a NaN in `input` or in
+    # the bound makes the result NaN with a zero gradient for both (the NaN comes from a
+    # constant here, so no derivative flows through it).
+    if is_scalar(bound):
+        dt = result_type(x, bound)
+        x, b = match_device(convert(x, dt), to_tensor(bound, dt))
+        b = broadcast_to(b, x._data.shape)
+    else:
+        x, b = elementwise_operands(x, bound)
+    out = where(x >= b, x, b) if lower else where(x <= b, x, b)
+    if x.dtype.is_floating_point or x.dtype.is_complex:
+        out = where(isnan(x) | isnan(b), _zeros_like(out) + float("nan"), out)
     return out
 
 

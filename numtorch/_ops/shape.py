@@ -213,6 +213,8 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError("movedim: Invalid source or destination dims: source and destination "
                            "must have the same number of dims")
+    if nd == 0:  # dims 0 and -1 name a 0-d tensor itself: nothing moves
+        return input
     order = [i for i in range(nd) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -257,6 +259,8 @@ def _slice(x, starts, limits, strides):
 
 def narrow(input, dim, start, length):
     """Returns a view of ``input`` narrowed to ``length`` elements from ``start`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = canonical_dim(dim, input.ndim)
     n = input.shape[d]
     if start < 0:

@@ -148,6 +148,17 @@ floor = unary("floor", np.floor, lambda x, y: T.zeros_like(x))
 ceil = unary("ceil", np.ceil, lambda x, y: T.zeros_like(x))
 round = unary("round", np.round, lambda x, y: T.zeros_like(x))
 trunc = unary("trunc", np.trunc, lambda x, y: T.zeros_like(x))
+
+
+def _zero_derivative(p):
+    # Piecewise constant: the derivative is an exact zero (PyTorch's zeros_like), not
+    # t * 0, which is NaN for an inf or NaN tangent (log1p(-1).floor() under jvp).
+    p.jvp = lambda primals, tangents: (lambda out: (out, T.zeros_like(out)))(p.bind(*primals))
+    p.vjp = lambda g, out, x: (T.zeros_like(x),)
+
+
+for _p in (sign, floor, ceil, round, trunc):
+    _zero_derivative(_p)
 logical_not = unary("logical_not", np.logical_not, nondiff=True,
                     shape=lambda a: (a.shape, np.dtype(bool)))
 bitwise_not = unary("bitwise_not", np.invert, nondiff=True)
@@ -237,7 +248,14 @@ minimum = binary("minimum", np.minimum)
 minimum.vjp = lambda g, out, x, y: _max_grad(g, y, x)
 minimum.jvp = lambda p, t: (minimum.bind(*p), _mix(_select_first(p[1], p[0]), t, p[0]))
 atan2 = binary("atan2", np.arctan2)
-atan2.vjp = lambda g, out, y, x: (lambda d: (g * x / d, -g * y / d))(x * x + y * y)
+def _atan2_recip(y, x):
+    # 1 / (x² + y²), 0 at the origin: atan2's gradient there is 0 in PyTorch, not 0/0.
+    d = x * x + y * y
+    zero = d == 0
+    return T.where(zero, 0.0, 1 / T.where(zero, 1.0, d))
+
+
+atan2.vjp = lambda g, out, y, x: (lambda r: (g * x * r, -g * y * r))(_atan2_recip(y, x))
 atan2.jvp = lambda p, t: (atan2.bind(*p), (lambda d: _sum_tangents(
     None if t[0] is None else t[0] * p[1] / d, None if t[1] is None else -t[1] * p[0] / d,
     p[0]))(p[0] * p[0] + p[1] * p[1]))

@@ -317,6 +317,9 @@ def _clamp_samples(dtype, requires_grad):
         yield SampleInput(edge, (-0.5, 0.5), name="nan", grad=False)
         yield SampleInput(edge, (0.1,), name="nan_min", grad=False)
         yield SampleInput(edge, (None, 0.5), name="nan_max", grad=False)
+        bound = O.tensor_of([0.0, math.nan, 1.0, 0.0, 9.0], dtype)
+        yield SampleInput(edge, (bound,), name="nan_tensor_min", grad=False)
+        yield SampleInput(edge, (None, bound), name="nan_tensor_max", grad=False)
 
 
 def _clamp_ref(x, min=None, max=None):
