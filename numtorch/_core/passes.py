@@ -18,7 +18,8 @@ from .ir import Const, Graph, Node, Var
 # A node is pure when running it twice gives the same value and running it zero times is
 # unobservable. Not pure: `copy_` effect nodes (they write into a value), random draws
 # (each advances the generator: merging two draws or dropping one changes every later
-# draw), and a region (`graph_call`) whose graph holds an impure node. Passes keep impure
+# draw), a region (`graph_call`) whose graph holds an impure node, and a node with a param
+# whose `pure` is False (a custom autograd.Function call: its forward is user code). Passes keep impure
 # nodes in place and in order, and CSE forgets what it has seen at an effect (a write may
 # change a value that an earlier node read).
 
@@ -29,6 +30,8 @@ def is_pure(node) -> bool:
         return False
     for p in node.params.values():
         if isinstance(p, Graph) and not all(is_pure(n) for n in p.nodes):
+            return False
+        if getattr(p, "pure", True) is False:   # a param that says so (autograd.Function's)
             return False
     return True
 

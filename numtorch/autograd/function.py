@@ -36,8 +36,9 @@ eager recorder that runs right after it (Note [Classic ctx]).
 from __future__ import annotations
 
 from .._core import primitive as _prim
-from .._core.primitive import Primitive, Tracer
+from .._core.primitive import Interpreter, Primitive, Tracer, pop, push
 from .._core.tensor import Tensor, wrap, wrap_array
+from .._prims._lower import extern
 
 
 class FunctionCtx:
@@ -140,6 +141,10 @@ class CustomCall:
     __slots__ = ("cls", "args", "kwargs", "positions", "needs_input_grad", "out_spec",
                  "ctx", "types", "__weakref__")
 
+    # Graph passes never drop, merge or pre-evaluate the call (Note [Pure nodes] in
+    # _core/passes.py): forward is user code, which may draw random numbers or count calls.
+    pure = False
+
     def __init__(self, cls, args, kwargs):
         self.cls, self.kwargs = cls, kwargs
         self.positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
@@ -230,8 +235,29 @@ def context_at_level(cls, inputs, output, needs_input_grad=None):
 # ---------------------------------------------------------------------------------------
 # The primitive's rules (Note [Custom functions are a primitive]).
 
+class _EvalFloor(Interpreter):
+    """Pushed while an impl runs forward under transforms: draws inside it evaluate here."""
+
+    __slots__ = ()
+
+    def process_nullary(self, prim, params):
+        return _prim.eval_bind(prim, (), params)
+
+
 def _impl(*arrays, call):
-    out, ctx = run_forward(call, [wrap_array(a) for a in arrays])
+    # Note [Forward at the bottom]: the impl is the eval level's rule, so forward runs
+    # there even while transforms are active (its operands belong to none of them): an
+    # argument-less op inside it (a random draw, torch.zeros) must not go to the top of
+    # the stack, whose tracer an impl could not return.
+    tensors = [wrap_array(a) for a in arrays]
+    if _prim.STACK:
+        floor = push(_EvalFloor())
+        try:
+            out, ctx = run_forward(call, tensors)
+        finally:
+            pop(floor)
+    else:
+        out, ctx = run_forward(call, tensors)
     # Note [Classic ctx]: a forward(ctx, ...) function fills its ctx while it computes; the
     # eager recorder (`_vjp_context`), which runs right after this impl in the same
     # autograd_bind, takes it from here. Functions with setup_context never need it.
@@ -322,6 +348,7 @@ custom_function_call = Primitive("custom_function_call", impl=_impl, shape=_shap
 # The user's backward reads ctx.saved_tensors, not the inputs (Note [What backward reads]).
 custom_function_call.vjp_needs = ()
 custom_function_call.vjp_context = _vjp_context
+custom_function_call.lower = extern("a custom autograd.Function runs its user's forward")
 
 
 def once_differentiable(fn):

@@ -355,3 +355,54 @@ def test_needs_input_grad_is_per_level():
     assert_close(grad(lambda a: Record.apply(a, y).sum())(x), y)
     assert_close(grad(lambda b: Record.apply(x, b).sum())(y), x)
     assert seen == [(True, False), (False, True)]
+
+
+def test_graph_passes_keep_custom_calls():
+    # forward is user code (here a random draw): passes never drop, merge or fold the call
+    from numtorch._core.passes import optimize
+
+    class Noisy(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x + torch.rand(x.shape, dtype=x.dtype)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    def f(x):
+        Noisy.apply(x)                          # dead, but it advances the generator
+        return Noisy.apply(x) - Noisy.apply(x)  # equal-looking calls: two draws, not one
+    x = torch.zeros(3, dtype=F64)
+    g = optimize(make_graph(f)(x))
+    assert g.primitives().count("custom_function_call") == 3
+    assert not torch.equal(g(x)[0], torch.zeros(3, dtype=F64))
+
+
+def test_a_draw_inside_forward_runs_at_the_level_of_its_operands():
+    # Note [Forward at the bottom]: a call on a tensor no transform owns runs forward
+    # eagerly, also inside make_graph or vmap (its draw is not a tracer of theirs)
+    class Noisy(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x + torch.rand(3, dtype=x.dtype)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    c = torch.zeros(3, dtype=F64)
+    out = make_graph(lambda x: x + Noisy.apply(c))(c)(c)[0]
+    assert ((out >= 0) & (out < 1)).all()
+    batched = vmap(lambda x: x + Noisy.apply(c))(torch.zeros(4, 3, dtype=F64))
+    assert batched.shape == (4, 3) and torch.equal(batched[0], batched[3])
