@@ -7,11 +7,13 @@ graph runs it as one region, a single ``graph_call`` node under any transform
 the trace interpreter (``numtorch.func.make_graph``); consumed by functionalize, the passes
 (``_core/passes.py``) and compile. This module knows no particular primitive: the region
 primitive lives with the control-flow family (``_prims/control.py``) and installs itself.
+Writes are ordinary nodes of primitives that mutate an operand (``copy_to``, Note [Effects]).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import primitive as _prim
 from .primitive import bind
 
 _SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16",
@@ -53,18 +55,18 @@ class Const:
 
 
 class Node:
-    """``outs = prim(*ins, **params)``; ``prim`` None with ``effect='copy_'`` writes ins[1] into ins[0]."""
+    """``outs = prim(*ins, **params)``, made at the user's file:line ``where``."""
 
-    __slots__ = ("prim", "ins", "params", "outs", "where", "effect")
+    __slots__ = ("prim", "ins", "params", "outs", "where")
 
-    def __init__(self, prim, ins, params, outs, where="", effect=None):
+    def __init__(self, prim, ins, params, outs, where=""):
         self.prim, self.ins, self.params, self.outs = prim, tuple(ins), params, tuple(outs)
-        self.where, self.effect = where, effect
+        self.where = where
 
     def is_effect(self) -> bool:
-        """Whether the node writes into a value instead of making one (the one test of it:
-        regions, the runner and the passes ask here)."""
-        return self.prim is None
+        """Whether the node writes an operand (Note [Effects]) besides making a value (the
+        one test of it: regions, the runner and the passes ask here)."""
+        return self.prim.mutates is not None
 
 
 def _fmt_param(v, names=None):
@@ -86,8 +88,8 @@ def _fmt_param(v, names=None):
 # `graph_call` again on the result, so a region stays one node at any depth of transforms
 # (JAX's xla_call). `graph.inline(*args)` is the other way: bind every node in turn, so a
 # transform sees (and a trace records) the graph's primitives themselves; passes and the
-# eager backend use it, and so do graphs with `copy_` effect nodes, which are not pure
-# functions and so cannot be a region.
+# eager backend use it, and so do graphs that write an operand (Note [Effects]), which are
+# not pure functions and so cannot be a region.
 # A region takes its captured constants as leading inputs (`Graph.closed()`): a constant
 # may be a tensor that requires grad or a tracer of an enclosing transform, and only as an
 # input does the transform see it.
@@ -185,8 +187,6 @@ class Graph:
             for v in node.ins:
                 if id(v) not in defined:
                     raise TypeError(f"graph: {v} used before definition")
-            if node.effect:
-                continue
             avals = [MetaArray(v.shape, v.dtype) if isinstance(v, Var) else
                      MetaArray(v.value.shape, v.value._data.dtype) for v in node.ins]
             res = node.prim.shape(*avals, **node.params)
@@ -216,7 +216,11 @@ class Graph:
         return _call_region(self, args)
 
     def inline(self, *args):
-        """Run the graph on flat tensor inputs by binding its primitives one by one."""
+        """Run the graph on flat tensor inputs by binding its primitives one by one.
+
+        A node whose primitive writes an operand (Note [Effects]) makes that operand's
+        tensor hold the result, so inputs are mutated as the traced function mutated them.
+        """
         if len(args) != len(self.inputs):
             raise TypeError(f"graph expects {len(self.inputs)} inputs, got {len(args)}")
         if self.shape_env is not None:
@@ -226,17 +230,19 @@ class Graph:
             env[id(c)] = c.value
         for node in self.nodes:
             ins = [env[id(v)] for v in node.ins]
-            if node.effect == "copy_":
-                ins[0].copy_(ins[1])
-                continue
             out = bind(node.prim, *ins, **node.params)
+            written = node.prim.mutates
+            if written is not None:
+                # The written tensor now holds the value; later writes to it go there too.
+                _prim.store(ins[written], out)
+                out = ins[written]
             outs = out if node.prim.multiple_results else (out,)
             for v, o in zip(node.outs, outs):
                 env[id(v)] = o
         return tuple(env[id(o)] if isinstance(o, (Var, Const)) else o for o in self.outputs)
 
     def has_effects(self) -> bool:
-        """Whether a node writes into a value (a ``copy_`` effect) instead of making one."""
+        """Whether a node writes into an operand (Note [Effects]) besides making a value."""
         return any(n.is_effect() for n in self.nodes)
 
     def closed(self):
@@ -255,7 +261,7 @@ class Graph:
             else:
                 table = {id(c): Var(c.name, c.value.shape, c.value._data.dtype) for c in self.consts}
                 nodes = [Node(n.prim, [table.get(id(v), v) for v in n.ins], n.params, n.outs,
-                              n.where, n.effect) for n in self.nodes]
+                              n.where) for n in self.nodes]
                 region = Graph([table[id(c)] for c in self.consts] + list(self.inputs), nodes,
                                [table.get(id(self.outputs[i]), self.outputs[i]) for i in positions],
                                [], name=self.name)
@@ -264,7 +270,7 @@ class Graph:
 
     def primitives(self):
         """The names of the primitives the graph applies, in order."""
-        return [n.prim.name if n.prim is not None else n.effect for n in self.nodes]
+        return [n.prim.name for n in self.nodes]
 
 
 def _collect_subgraphs(graph, out, seen):
@@ -284,18 +290,14 @@ def _code(graph, names):
             f"{graph.inputs[i].name}.size({d})" for i, d in sources))
     lines += [f"    # guard: {g}" for g in graph.shape_guards]
     for node in graph.nodes:
-        if node.effect == "copy_":
-            code = f"    {node.ins[0].name}.copy_({node.ins[1].name})"
-        else:
-            ins = [v.name for v in node.ins]
-            ins += [f"{k}={_fmt_param(p, names)}" for k, p in node.params.items()]
-            lhs = ", ".join(v.name for v in node.outs) + ("," if len(node.outs) == 1 and
-                                                          node.prim.multiple_results else "")
-            code = f"    {lhs} = prims.{node.prim.name}({', '.join(ins)})"
-            types = ", ".join(v.type for v in node.outs)
-            code += f"  # {types}"
+        ins = [v.name for v in node.ins]
+        ins += [f"{k}={_fmt_param(p, names)}" for k, p in node.params.items()]
+        lhs = ", ".join(v.name for v in node.outs) + ("," if len(node.outs) == 1 and
+                                                      node.prim.multiple_results else "")
+        code = f"    {lhs} = prims.{node.prim.name}({', '.join(ins)})"
+        code += f"  # {', '.join(v.type for v in node.outs)}"
         if node.where:
-            code += f"{'  #' if node.effect else ''} {node.where}"
+            code += f" {node.where}"
         lines.append(code)
     outs = ", ".join(o.name if isinstance(o, (Var, Const)) else repr(o) for o in graph.outputs)
     lines.append(f"    return ({outs},)" if len(graph.outputs) == 1 else f"    return ({outs})")

@@ -27,6 +27,17 @@ from .symbolic import symbol_owner
 # nothing more. Params are hashable Python values, so graphs can be compared and cached.
 # `nondiff` marks primitives whose outputs carry no derivative (comparisons, argmax,
 # random draws): their jvp/vjp are "zero" by construction, not missing.
+#
+# Note [Effects]
+# A primitive may write one of its operands (`mutates`: the operand's index, PyTorch's
+# `Tensor(a!)`; `prims.copy_to` is the one today). It is otherwise an ordinary pure
+# primitive: its result is the operand's new value, and impl, shape, jvp, vjp and batch
+# compute that value without writing anything. Only two places give the write its meaning:
+# the op layer, which makes the written Tensor hold the result (`store`, below; a buffer
+# write in eager mode, a payload rebind under transforms), and a graph being run, which
+# does the same for each such node, so running `make_graph(f)` mutates f's inputs as f did.
+# `discharge(*args, **params)` computes the new value without the write (JAX's discharge
+# rule); functionalize uses it, so its graphs keep only the final copies back into inputs.
 
 RULES = ("impl", "shape", "jvp", "vjp", "batch")
 
@@ -35,7 +46,7 @@ class Primitive:
     """A strict primitive operation with its rules attached (see Note [Primitive rules])."""
 
     __slots__ = ("name", "impl", "shape", "jvp", "vjp", "batch", "multiple_results",
-                 "nondiff", "inplace", "ufunc", "vjp_needs", "vjp_context", "lower",
+                 "nondiff", "mutates", "discharge", "ufunc", "vjp_needs", "vjp_context", "lower",
                  "__weakref__")
 
     def __init__(self, name, *, impl=None, shape=None, jvp=None, vjp=None, batch=None,
@@ -44,7 +55,8 @@ class Primitive:
         self.impl, self.shape, self.jvp, self.vjp, self.batch = impl, shape, jvp, vjp, batch
         self.multiple_results = multiple_results
         self.nondiff = nondiff
-        self.inplace = False
+        self.mutates = None     # index of the operand it writes (Note [Effects])
+        self.discharge = None   # its value without the write, for a primitive that mutates
         self.ufunc = None   # the NumPy ufunc when impl is one (in-place ops write `out=`)
         self.vjp_needs = None   # Note [What backward reads] (autograd/engine.py)
         self.vjp_context = None  # per-call backward state: autograd.Function's ctx (engine.record)
@@ -59,8 +71,11 @@ class Primitive:
         return bind(self, *args, **params)
 
     def missing_rules(self):
-        return [r for r in RULES if getattr(self, r) is None
-                and not (self.nondiff and r in ("jvp", "vjp"))]
+        missing = [r for r in RULES if getattr(self, r) is None
+                   and not (self.nondiff and r in ("jvp", "vjp"))]
+        if self.mutates is not None and self.discharge is None:
+            missing.append("discharge")
+        return missing
 
 
 ALL_PRIMITIVES: dict[str, Primitive] = {}
@@ -153,8 +168,11 @@ def _escaped(interp):
 #   eval_bind(prim, args, params)   NumPy or meta evaluation   (_core/tensor.py)
 #   autograd_bind(prim, args, params) eager tape recording      (autograd/engine.py)
 #   grad_enabled()                                              (autograd/grad_mode.py)
+#   store(tensor, value)            make a Tensor hold a primitive's written value
+#                                   (Note [Effects])                 (_ops/inplace.py)
 eval_bind = None
 autograd_bind = None
+store = None
 grad_mode = [True]
 
 

@@ -17,8 +17,8 @@ import numpy as np
 # arrays with the node's params, and turn a NumPy scalar result into a 0-d array (impls
 # may return one, e.g. a full reduction; only 0-d outputs can be one, so only they are
 # checked). Params are passed as keyword arguments naming module-level constants of the
-# generated code, so no dict is built per call. The graph must be pure (no `copy_` effect
-# nodes: those graphs are inlined instead, Note [Calling a graph] in ir.py). Random draws
+# generated code, so no dict is built per call. The graph must be pure (no node writing
+# an operand, Note [Effects]: those graphs are inlined instead, Note [Calling a graph]). Random draws
 # call their impl, as eager does without a transform.
 
 _IDENT_OK = str.isidentifier
@@ -46,8 +46,8 @@ def runner(graph):
         lines.append(f"    {name(c)} = {const(c.value._data, 'c')}")
     for node in graph.nodes:
         if node.is_effect():
-            raise ValueError(f"runner: the graph has a {node.effect} effect node; effects run "
-                             f"by Graph.inline, not as a region")
+            raise ValueError(f"runner: the graph writes an operand ({node.prim.name}); such "
+                             f"graphs run by Graph.inline, not as a region")
         fn = const(node.prim.impl, f"{node.prim.name}_")
         ins = [name(v) for v in node.ins]
         for k, p in node.params.items():

@@ -497,7 +497,7 @@ def concrete_graph(graph, args):
         inputs = [var(v) for v in graph.inputs]
         nodes = [Node(n.prim, [var(v) for v in n.ins],
                       substitute(n.params, values) if is_symbolic(n.params) else n.params,
-                      [var(v) for v in n.outs], n.where, n.effect) for n in graph.nodes]
+                      [var(v) for v in n.outs], n.where) for n in graph.nodes]
         outputs = [var(o) if isinstance(o, Var) else o for o in graph.outputs]
         g = Graph(inputs, nodes, outputs, graph.consts, graph.in_tree, graph.out_tree, graph.name)
         if len(cache) > 64:

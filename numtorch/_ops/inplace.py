@@ -28,6 +28,7 @@ from numpy import ndarray
 from .._core import dtypes as _dt
 from .._core import primitive as _prim
 from .._core.tensor import Tensor, VersionCounter, wrap
+from .._prims.ref import copy_to
 from ._common import broadcast_to, convert, scalar_type_name
 
 
@@ -140,21 +141,18 @@ def _scalar_tensor(v):
 
 def assign(self: Tensor, value: Tensor) -> Tensor:
     """Make ``self`` hold ``value`` (same shape and dtype), keeping views consistent."""
-    if self._data.__class__ is not ndarray:
-        from ..func._trace import trace_target
-        trace = trace_target(self if self._base is None else self._base)
-        if trace is not None:
-            return _assign_traced(trace, self, value)
-    mine, theirs = _levels(self._data), _levels(value._data)
-    owner = self if self._base is None else self._base
-    if not theirs <= mine and not theirs - mine <= owner.__dict__.get("_created_under", frozenset()):
-        raise RuntimeError(
-            "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
-            "Tensor `other` in extra_args that has more elements than `self`. This happened due "
-            "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please "
-            "try to use out-of-place operators instead of inplace arithmetic. (Or, inside a "
-            "grad transform: an in-place op would mutate a tensor captured from outside the "
-            "transform; copy it first with .clone().)")
+    if value._data.__class__ is not ndarray:
+        mine, theirs = _levels(self._data), _levels(value._data)
+        owner = self if self._base is None else self._base
+        if not theirs <= mine and not theirs - mine <= owner.__dict__.get("_created_under",
+                                                                          frozenset()):
+            raise RuntimeError(
+                "vmap: inplace arithmetic(self, *extra_args) is not possible because there "
+                "exists a Tensor `other` in extra_args that has more elements than `self`. This "
+                "happened due to `other` being vmapped over but `self` not being vmapped over in "
+                "a vmap. Please try to use out-of-place operators instead of inplace arithmetic. "
+                "(Or, inside a grad transform: an in-place op would mutate a tensor captured from "
+                "outside the transform; copy it first with .clone().)")
     base = self._base
     if base is not None and (value._requires_grad or value._data.__class__ is not ndarray
                              or base._requires_grad):
@@ -167,38 +165,29 @@ def assign(self: Tensor, value: Tensor) -> Tensor:
         new_base = reshape(_prim.bind(I.scatter, flat, reshape(pos, (-1,)),
                                       reshape(convert(value, base.dtype).contiguous(), (-1,)), dim=0),
                            tuple(base.shape))
-        _store(base, new_base)
+        _write(base, new_base)
         view = self._view_fn(base)
         if self._data.__class__ is ndarray and view._data.__class__ is ndarray:
             self.grad_fn, self._output_nr = view.grad_fn, view._output_nr
             self._requires_grad = view._requires_grad
         else:
-            self._data = view._data
+            self._data = view._data   # later reads see the written values
         self._version_counter.value += 1
         return self
-    _store(self, value)
+    _write(self, value)
     return self
 
 
-def _assign_traced(trace, self, value):
-    """Record the write as a `copy_` node (Note [Mutations in graphs])."""
-    base = self._base
-    if base is None:
-        trace.record_copy(self, value)
-        return self
-    from .index import positions
-    from .._prims import indexing as I
-    from .shape import reshape
-    pos = self._view_fn(positions(base, (Ellipsis,)))
-    new_base = reshape(_prim.bind(I.scatter, reshape(base, (-1,)), reshape(pos, (-1,)),
-                                  reshape(convert(value, base.dtype), (-1,)), dim=0),
-                       tuple(base.shape))
-    trace.record_copy(base, new_base)
-    self._data = self._view_fn(base)._data   # later reads see the written values
-    return self
+def _write(t: Tensor, value: Tensor):
+    """``t`` receives ``value``: a `copy_to` (Note [Effects]) unless nothing but a buffer
+    changes (eager, no autograd), where binding it would only copy the value once more."""
+    if value._requires_grad or value._data.__class__ is not ndarray or t._data.__class__ is not ndarray:
+        value = _prim.bind(copy_to, t, value)
+    _store(t, value)
 
 
 def _store(t: Tensor, value: Tensor):
+    """Make ``t`` hold ``value``: write its buffer (eager) or rebind its payload."""
     if value._requires_grad and value.grad_fn is None:
         # A leaf (eager, or lifted by func.grad): its history is itself, so t needs an
         # edge to it, not its empty grad_fn.
@@ -215,3 +204,6 @@ def _store(t: Tensor, value: Tensor):
         t._version_counter = VersionCounter()
     if value._requires_grad:
         t.grad_fn, t._output_nr, t._requires_grad = value.grad_fn, value._output_nr, True
+
+
+_prim.store = _store

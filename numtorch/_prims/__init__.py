@@ -5,3 +5,4 @@ from . import conv  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import sorting  # noqa: E402,F401
 from . import control  # noqa: E402,F401
+from . import ref  # noqa: E402,F401

@@ -39,6 +39,10 @@ class FunctionalizeInterpreter(Interpreter):
         return wrap(FunctionalTracer(self, out)) if isinstance(out, Tensor) else out
 
     def process(self, prim, args, params):
+        if prim.mutates is not None:
+            # A write's value stays at this level; no write reaches the levels below
+            # (Note [Effects]). The tensor is rebound to it by whoever bound the write.
+            return self._wrap(prim.discharge(*self._unwrap(args), **params))
         return self._wrap(bind(prim, *self._unwrap(args), **params))
 
 

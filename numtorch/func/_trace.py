@@ -3,7 +3,7 @@
 The trace interpreter's tracers carry graph variables; every primitive bound on them
 becomes a node (its output type from the primitive's shape rule), tagged with the user's
 file:line. Values from outside (lower levels) become captured constants. In-place writes
-to a traced tensor become ``copy_`` effect nodes (Note [Mutations in graphs]).
+to a traced tensor become ``copy_to`` nodes like any other (Note [Mutations in graphs]).
 """
 from __future__ import annotations
 
@@ -18,12 +18,16 @@ from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
 
 # Note [Mutations in graphs]
-# Under other transforms an in-place op rebinds the tensor's payload (functionalization).
-# A trace records instead an explicit `copy_` node that writes the new value into the
-# traced variable, so `make_graph(f)` shows where `f` mutates, and running the graph
-# mutates its inputs as `f` did. `functionalize(f)` sits above the trace and rebinds, so
-# `make_graph(functionalize(f))` is purely functional but for the final copies back into
-# mutated inputs — PyTorch's make_fx(functionalize(f)) looks the same.
+# An in-place op binds `copy_to(dst, new_value)` and makes the tensor hold the result
+# (Note [In-place ops]). The trace interpreter has no special case for it: it records the
+# node like any other, and the tensor is rebound to the node's output, so later reads use
+# the new variable (the graph stays in SSA form). `make_graph(f)` thus shows where `f`
+# writes (`t5 = prims.copy_to(arg0, t4)`), and running the graph writes its inputs as `f`
+# did (Note [Effects]). vmap's and jvp's rules and functionalize discharge the write (its
+# value, no write below; vmap and functionalize write back into their inputs when they
+# return); grad binds it below on primals like any primitive. `functionalize(f)` sits
+# above the trace, so `make_graph(functionalize(f))` is purely functional but for the
+# final copies back into mutated inputs — PyTorch's make_fx(functionalize(f)) looks so.
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -107,10 +111,6 @@ class TraceInterpreter(Interpreter):
     def process_nullary(self, prim, params):
         return self._emit(prim, [], params)
 
-    def record_copy(self, dst: Tensor, src: Tensor):
-        self.nodes.append(Node(None, (self._operand(dst), self._operand(src)), {}, (),
-                               user_location(), effect="copy_"))
-
 
 # Note [Dynamic dims]
 # ``make_graph(f, dynamic=True)`` makes every dimension of size >= 2 of every tensor input
@@ -181,12 +181,3 @@ def _symbolic_shape(env, shape, index, dynamic, marked):
     marked = {d % len(shape) for d in marked}
     return tuple(env.create_symbol(n, (index, d), marked=d in marked) if dynamic or d in marked
                  else n for d, n in enumerate(shape))
-
-
-def trace_target(t: Tensor):
-    """The active trace interpreter owning ``t``'s payload, if any (for in-place recording)."""
-    d = t._data
-    if d.__class__ is TraceTracer and d.interp.active:
-        return d.interp
-    return None
-
