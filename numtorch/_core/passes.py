@@ -16,7 +16,7 @@ from .ir import Const, Graph, Node, Var
 
 # Note [Pure nodes]
 # A node is pure when running it twice gives the same value and running it zero times is
-# unobservable. Not pure: `copy_` effect nodes (they write into a value), random draws
+# unobservable. Not pure: writes (`copy_to`, Note [Effects]: they write an operand), random draws
 # (each advances the generator: merging two draws or dropping one changes every later
 # draw), a region (`graph_call`) whose graph holds an impure node, and a node with a param
 # whose `pure` is False (a custom autograd.Function call: its forward is user code). Passes keep impure
@@ -118,15 +118,14 @@ def rewrite(graph, rules, *, max_rounds=10):
         rw, changed = Rewriter(graph), False
         for node in graph.nodes:
             new = Node(node.prim, [rw.get(v) for v in node.ins], node.params, node.outs,
-                       node.where, node.effect)
+                       node.where)
             replacement = None
-            if node.prim is not None:
-                rw.where = node.where
-                for r in by_prim.get(node.prim.name, ()):
-                    if r.when is None or r.when(new, rw):
-                        replacement = r.replace(new, rw)
-                        if replacement is not None:
-                            break
+            rw.where = node.where
+            for r in by_prim.get(node.prim.name, ()):
+                if r.when is None or r.when(new, rw):
+                    replacement = r.replace(new, rw)
+                    if replacement is not None:
+                        break
             if replacement is None:
                 rw.append(new)
                 continue
@@ -171,14 +170,14 @@ def cse(graph):
     inputs and params as an earlier one is replaced by it; small equal constants merge."""
     rw = Rewriter(graph)
     seen = {}
-    written = {id(n.ins[0]) for n in graph.nodes if n.is_effect() and n.ins}
+    written = _written(graph)
     for c in graph.consts:
         key = _const_key(c) if id(c) not in written else None
         if key is not None:
             rw.env[id(c)] = seen.setdefault(key, c)
     for node in graph.nodes:
         ins = [rw.get(v) for v in node.ins]
-        new = Node(node.prim, ins, node.params, node.outs, node.where, node.effect)
+        new = Node(node.prim, ins, node.params, node.outs, node.where)
         if not is_pure(node):
             if node.is_effect():
                 seen = {k: v for k, v in seen.items() if k[0] == "const"}
@@ -209,7 +208,7 @@ def fold_constants(graph, *, max_numel=4096):
     flows only as inputs), nor are results larger than ``max_numel`` elements (a broadcast
     of a scalar stays a node instead of becoming a large constant).
     """
-    written = {id(n.ins[0]) for n in graph.nodes if n.is_effect() and n.ins}
+    written = _written(graph)
 
     def foldable(node, rw):
         return is_pure(node) and node.ins and all(
@@ -221,8 +220,13 @@ def fold_constants(graph, *, max_numel=4096):
         outs = out if node.prim.multiple_results else (out,)
         consts = tuple(rw.const(o._data) for o in outs)
         return consts if node.prim.multiple_results else consts[0]
-    rules = {n.prim.name for n in graph.nodes if n.prim is not None}
+    rules = {n.prim.name for n in graph.nodes}
     return rewrite(graph, [Rule(p, fold, foldable, "fold") for p in rules], max_rounds=1)
+
+
+def _written(graph):
+    """ids of the values some node writes into (Note [Effects])."""
+    return {id(n.ins[n.prim.mutates]) for n in graph.nodes if n.is_effect()}
 
 
 def _numel(shape):
