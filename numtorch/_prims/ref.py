@@ -41,3 +41,10 @@ copy_to = Primitive(
 copy_to.mutates = 0
 copy_to.discharge = lambda dst, src: src
 copy_to.vjp_needs = ()   # the cotangent passes to src as is; nothing saved is read
+
+# Lower rule (Note [Lower rules], _lower.py): the value is src's element. The write itself
+# is the graph's business (Note [Effects]): graphs that write are run inline, not compiled
+# as one pure region.
+from ._lower import pointwise  # noqa: E402
+
+copy_to.lower = pointwise("{1}")
