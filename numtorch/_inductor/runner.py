@@ -192,6 +192,7 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
         lib.nt_probe.argtypes = [ctypes.py_object]
         direct = lib.nt_probe(probe) == probe.ctypes.data
     seg, direct = 0, locals().get("direct", False)
+    roots = {}      # id(value written by a copy_to) -> the input or constant it writes
     buf_args = ", ".join(names[id(v)] for v in buffers.order)
     for i, step in enumerate(sched.steps):
         if isinstance(step, Kernel):
@@ -210,13 +211,6 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
             seg += 1
             continue
         ins = [names.get(id(v), repr(v)) for v in step.ins]
-        if step.effect == "copy_":
-            dst = step.ins[0]
-            if dst in graph.inputs:
-                lines.append(f"a{graph.inputs.index(dst)}.copy_(_wrap({ins[1]}))")
-            else:
-                lines.append(f"_np.copyto({ins[0]}, {ins[1]})")
-            continue
         ns[f"_p{i}"], ns[f"_k{i}"] = step.prim.impl, step.params
         outs = [names.setdefault(id(v), f"e{i}_{j}") for j, v in enumerate(step.outs)]
         call = f"_p{i}({', '.join(ins + [f'**_k{i}'])})"
@@ -226,6 +220,15 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
             lines.append(f"{outs[0]} = {call}")
         for o, v in zip(outs, step.outs):
             lines.append(f"{o} = _contig({o})" if id(v) in used else f"{o} = _np.asarray({o})")
+        if step.prim.mutates is not None:
+            # A write (Note [Effects]): the tensor at the root of the chain of writes (an
+            # input, or a captured constant) receives the value, as Graph.inline does.
+            dst = step.ins[step.prim.mutates]
+            root = roots[id(step.outs[0])] = roots.get(id(dst), dst)
+            if root in graph.inputs:
+                lines.append(f"a{graph.inputs.index(root)}.copy_(_wrap({outs[0]}))")
+            elif root in graph.consts:
+                lines.append(f"_ct{graph.consts.index(root)}.copy_(_wrap({outs[0]}))")
     results = []
     for o in graph.outputs:
         if isinstance(o, Var) and o in graph.inputs:

@@ -1,9 +1,10 @@
 """Scheduling: which graph values are computed by which kernel, and which are externs.
 
 Input: a `Graph` (numtorch/_core/ir.py). Output: a `Schedule`, an ordered list of steps,
-each a `Kernel` (fused pointwise/reduction work over one outer iteration space), an extern
-node (the primitive's NumPy impl) or an effect (``copy_``). This module decides grouping
-and which values live in memory; it writes no C (that is ``codegen.py``'s job).
+each a `Kernel` (fused pointwise/reduction work over one outer iteration space) or an
+extern node (the primitive's NumPy impl; writes such as ``copy_to`` are externs). This
+module decides grouping and which values live in memory; it writes no C (that is
+``codegen.py``'s job).
 
 Note [Fusion by inlining]
 Pointwise and movement nodes are never materialised unless someone outside the kernel
@@ -89,7 +90,7 @@ class Schedule:
 
 def lowerable(node):
     """Whether ``node`` can become C (else it is an extern, logged with the reason)."""
-    if node.effect is not None or node.prim is None:
+    if node.prim.mutates is not None:   # a write (Note [Effects]) runs between kernels
         return False
     rule = getattr(node.prim, "lower", None)
     if rule is None or rule.kind == "extern" or node.prim.multiple_results:
