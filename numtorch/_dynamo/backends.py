@@ -44,7 +44,7 @@ class _GraphView:
         self._graph = graph
         self.nodes = [_NodeView("placeholder", v.name, v.name) for v in graph.inputs]
         for n in graph.nodes:
-            target = n.prim.name if n.prim is not None else n.effect
+            target = n.prim.name
             self.nodes += [_NodeView("call_function", target, ", ".join(v.name for v in n.outs) or target)]
         self.nodes.append(_NodeView("output", "output", "output"))
 

@@ -216,7 +216,7 @@ def _capture_once(fn, code, L, G, C, ctx, forced):
 def _dce(nodes, live):
     keep = []
     for node in reversed(nodes):
-        if node.effect or any(id(v) in live for v in node.outs):
+        if node.prim.mutates is not None or any(id(v) in live for v in node.outs):
             keep.append(node)
             live.update(id(v) for v in node.ins)
     keep.reverse()

@@ -153,8 +153,7 @@ def schedule(graph, make_reads):
     for n in nodes:
         if not n.outs or id(n.outs[0]) not in lowered:
             close()
-            if n.prim is not None:
-                log.info("extern %s (%s)", n.prim.name, getattr(n.prim.lower, "reason", "no lower rule"))
+            log.info("extern %s (%s)", n.prim.name, getattr(n.prim.lower, "reason", "no lower rule"))
             steps.append(n)
             continue
         rule = n.prim.lower
