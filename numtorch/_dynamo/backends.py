@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 _BACKENDS: dict = {}
 
 
@@ -103,7 +105,23 @@ def inductor(gm, example_inputs):
     compile_graph = getattr(mod, "compile_graph", None)
     if compile_graph is None:
         return gm.forward
-    return compile_graph(gm._graph, example_inputs)
+    return _concrete_or_region(compile_graph(gm._graph, example_inputs), gm.forward)
+
+
+# Note [Kernels see concrete inputs only]
+# The C kernels read arrays. Under a transform (grad, vmap, ...) or with inputs that
+# require grad, the inputs are tracers or need recording, so the call goes to the graph's
+# `graph_call` region instead: its rules transform the graph (Note [Region rules]) and the
+# result is right, though not fused. Compiling the transformed graphs is AOT autograd's
+# part (issue #9).
+def _concrete_or_region(kernels, region):
+    def run(*inputs):
+        for t in inputs:
+            if t._data.__class__ is not np.ndarray or t._requires_grad:
+                return region(*inputs)
+        return kernels(*inputs)
+    run.kernels = kernels
+    return run
 
 
 def lookup_backend(backend):

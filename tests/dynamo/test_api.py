@@ -369,3 +369,22 @@ def test_compile_times_and_version_check(monkeypatch):
     monkeypatch.setattr(bytecode, "SUPPORTED", ((3, 99),))
     with pytest.raises(RuntimeError, match="supports Python 3.99; this is Python 3."):
         torch.compile(lambda x: x + 2, backend="eager")(torch.ones(1))
+
+
+def test_transforms_of_an_inductor_compiled_function_equal_eager():
+    # The default backend's kernels take concrete arrays; under grad/vmap and with inputs
+    # that require grad the graph runs as its region (Note [Kernels see concrete inputs only]).
+    import shutil
+    if not any(shutil.which(c) for c in ("cc", "gcc", "clang")):
+        pytest.skip("no C compiler")
+    from numtorch.func import grad, vmap
+    from numtorch.testing import assert_close
+    f = lambda z: (z.sin() * z).sum()
+    cf = torch.compile(f)
+    x = torch.randn(4, 5, dtype=torch.float64)
+    assert_close(cf(x), f(x))
+    assert_close(vmap(grad(cf))(x), vmap(grad(f))(x))
+    assert_close(grad(cf)(x[0]), x[0].cos() * x[0] + x[0].sin())
+    w = x.clone().requires_grad_()
+    cf(w).backward()
+    assert_close(w.grad, x.cos() * x + x.sin())
