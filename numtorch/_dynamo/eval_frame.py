@@ -28,7 +28,7 @@ from .bytecode import check_version, instructions, resumable, resume_code
 from .builtins_table import user_code
 from .codegen import Codegen
 from .guards import GuardSet, failure_reason, local_source
-from .symbolic import NULL, UNBOUND, Capture, Frame, LazyArg, SymFunction, Unsupported
+from .symbolic import NULL, UNBOUND, Capture, call_operands, Frame, LazyArg, SymFunction, Unsupported
 
 log = logging.getLogger("numtorch._dynamo")
 
@@ -272,14 +272,9 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
             if inst.opname == "CALL":
                 n = inst.arg
                 args = stack[len(stack) - n:]
-                a, b = stack[len(stack) - n - 2], stack[len(stack) - n - 1]
+                below, top = stack[len(stack) - n - 2], stack[len(stack) - n - 1]
                 del stack[len(stack) - n - 2:]
-                if b is NULL:
-                    callee = a
-                elif a is NULL:
-                    callee = b
-                else:
-                    callee, args = b, [a] + args
+                callee, args = call_operands(below, top, args)
                 kwn = frame.kw_names or ()
                 kw = dict(zip(kwn, args[len(args) - len(kwn):]))
                 args = args[:len(args) - len(kwn)]

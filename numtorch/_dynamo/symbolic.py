@@ -50,6 +50,20 @@ class _Null:
 NULL = _Null()
 
 
+def call_operands(below, top, args):
+    """(callable, positional args) of 3.11's CALL, given the two stack slots under ``args``.
+
+    CPython 3.11 lays a call out as ``[NULL, callable, *args]`` (PUSH_NULL, a global load)
+    or ``[callable, self, *args]`` (LOAD_METHOD finding a method). Both the symbolic
+    interpreter and the break code (eval_frame) decode it here, so they cannot disagree.
+    """
+    if below is NULL:
+        return top, list(args)
+    if top is NULL:
+        return below, list(args)
+    return below, [top, *args]
+
+
 class SymCell:
     """A closure cell created during capture (its contents may be trace tensors)."""
 
@@ -658,14 +672,8 @@ class Frame:
     def CALL(self, inst):
         n = inst.arg
         args = self.popn(n)
-        fn_or_null, fn_or_self = self.pop(), self.pop()
-        # 3.11: [NULL, fn, args] or [method, self, args] (LOAD_METHOD pushes NULL, fn here)
-        if fn_or_self is NULL:
-            fn = fn_or_null
-        elif fn_or_null is NULL:
-            fn = fn_or_self
-        else:
-            fn, args = fn_or_self, [fn_or_null] + args
+        top, below = self.pop(), self.pop()
+        fn, args = call_operands(below, top, args)
         kw = {}
         if self.kw_names:
             names, self.kw_names = self.kw_names, None
