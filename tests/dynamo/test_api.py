@@ -396,3 +396,22 @@ def test_call_operands_decode_both_layouts_of_3_11_call():
     assert call_operands(NULL, f, [1]) == (f, [1])            # PUSH_NULL; LOAD_GLOBAL f
     assert call_operands(f, NULL, [1]) == (f, [1])
     assert call_operands(f, obj, [1, 2]) == (f, [obj, 1, 2])  # LOAD_METHOD: [meth, self]
+
+
+@pytest.mark.parametrize("call, exc, message", [
+    (lambda: torch.compile(3), TypeError, "compile: expected a .*function.*, got int"),
+    (lambda: torch.compile(lambda x: x, mode="fastest"), ValueError, "unknown mode 'fastest'"),
+    (lambda: torch.compile(lambda x: x, mode="default", options={}), RuntimeError,
+     "Either mode or options"),
+    (lambda: torch.compile(lambda x: x, options=[1]), TypeError, "options must be a dict, got list"),
+    (lambda: torch.compile(lambda x: x, backend=3)(torch.ones(2)), TypeError,
+     "backend must be a string or a callable, got int"),
+    (lambda: dynamo.disable(3), TypeError, "disable expects a callable, got int"),
+    (lambda: dynamo.register_backend(3), TypeError, "register_backend expects a callable, got int"),
+    (lambda: dynamo.allow_in_graph(3), TypeError, "allow_in_graph expects a callable, got int"),
+    (lambda: dynamo.disallow_in_graph("f"), TypeError, "disallow_in_graph expects a callable, got str"),
+    (lambda: dynamo.run(), TypeError, "run expects a compiled function"),
+])
+def test_api_misuse_names_the_argument_and_what_was_expected(call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
