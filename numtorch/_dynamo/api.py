@@ -69,8 +69,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     As PyTorch's ``torch.compile``: usable as ``compile(fn)``, ``@compile`` and
     ``@compile(backend=...)``. The function's bytecode is interpreted symbolically into
     graphs guarded on its inputs; unsupported code causes graph breaks (or an error with
-    ``fullgraph=True``). ``dynamic`` is accepted; shapes are specialised for now (each new
-    shape recompiles, bounded by ``config.cache_size_limit``).
+    ``fullgraph=True``). ``dynamic=None`` compiles static shapes first and, when a size
+    change causes a recompile, captures the changed dims with symbolic sizes ("automatic
+    dynamic"); ``dynamic=True`` makes every dim symbolic from the start, ``dynamic=False``
+    none (``mark_dynamic`` still applies). Sizes 0 and 1 always specialise. See
+    _dynamo/shapes.py, Note [Which dims are dynamic].
     """
     if mode is not None and mode not in ("default", "reduce-overhead", "max-autotune",
                                          "max-autotune-no-cudagraphs"):

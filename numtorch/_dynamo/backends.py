@@ -105,7 +105,30 @@ def inductor(gm, example_inputs):
     compile_graph = getattr(mod, "compile_graph", None)
     if compile_graph is None:
         return gm.forward
-    return _concrete_or_region(compile_graph(gm._graph, example_inputs), gm.forward)
+    graph = gm._graph
+    if graph.shape_env is not None:
+        return _concrete_or_region(_per_sizes(graph, compile_graph), gm.forward)
+    return _concrete_or_region(compile_graph(graph, example_inputs), gm.forward)
+
+
+# Note [Symbolic graphs meet a static backend]
+# The C kernels are generated for concrete sizes. A graph captured with symbolic sizes
+# (dynamic shapes) is compiled once per distinct set of input sizes, from its concrete
+# copy (Graph.for_sizes): capture is still shape-generic (no recompile of the frame, no
+# new guards), only the kernels are specialised. A symbolic C codegen is issue #8's.
+def _per_sizes(graph, compile_graph):
+    kernels = {}
+
+    def run(*inputs):
+        key = tuple(t.shape for t in inputs)
+        fn = kernels.get(key)
+        if fn is None:
+            if len(kernels) > 64:
+                kernels.clear()
+            concrete = graph.for_sizes(inputs)
+            fn = kernels[key] = compile_graph(concrete, list(inputs))
+        return fn(*inputs)
+    return run
 
 
 # Note [Kernels see concrete inputs only]

@@ -10,9 +10,11 @@ Must not interpret bytecode.
 """
 from __future__ import annotations
 
+import math
 import types
 
-from .._core.tensor import Tensor
+from .._core.symbolic import Sym
+from .._core.tensor import Size, Tensor
 from .guards import CONSTANT_TYPES
 from .symbolic import NULL, LazyArg, SymCell, SymFunction, SymIterator, UNBOUND
 
@@ -59,14 +61,19 @@ class Codegen:
             if type(v) is float and (v != v or v in (float("inf"), float("-inf"))):
                 return self.const(v)
             return repr(v)
+        if v.__class__ is Sym:       # a symbolic size: computed from the inputs' shapes
+            from .shapes import python_expr
+            self.scope["math"] = math
+            return f"({python_expr(v, cap.shape_env, [s for _, s, _ in cap.inputs])})"
         if id(v) in self._memo:
             return self._memo[id(v)]
         if id(v) in cap.preexisting:
             return cap.source_of[id(v)].expr
         t = type(v)
-        if t is tuple:
+        if t is tuple or t is Size:
             inner = ", ".join(self.expr(x) for x in v)
-            return f"({inner}{',' if len(v) == 1 else ''})"
+            inner = f"({inner}{',' if len(v) == 1 else ''})"
+            return inner if t is tuple else f"{self.const(Size)}({inner})"
         if t in (list, dict, set):
             if t is list:
                 body = "[" + ", ".join(self.expr(x) for x in v) + "]"

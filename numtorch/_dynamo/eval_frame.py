@@ -20,6 +20,7 @@ import types
 import warnings
 
 from .._core.ir import Graph, Var
+from .._core.symbolic import ConstraintViolationError
 from .._core import primitive as _primitive
 from .._core.primitive import pop, push
 from ..func._trace import TraceInterpreter
@@ -27,6 +28,8 @@ from . import config
 from .bytecode import check_version, instructions, resumable, resume_code
 from .builtins_table import user_code
 from .codegen import Codegen
+from .shapes import FrameState
+from . import shapes
 from .guards import GuardSet, failure_reason, local_source
 from .symbolic import NULL, UNBOUND, Capture, call_operands, Frame, LazyArg, SymFunction, Unsupported
 
@@ -56,10 +59,11 @@ class CacheEntry:
 
 
 class FrameCache:
-    __slots__ = ("entries", "skip", "skip_reason", "recompile_reasons")
+    __slots__ = ("entries", "skip", "skip_reason", "recompile_reasons", "frame_state")
 
     def __init__(self):
         self.entries, self.skip, self.skip_reason, self.recompile_reasons = [], False, "", []
+        self.frame_state = FrameState()   # sizes seen, for automatic dynamic (shapes.py)
 
 
 _CACHES: dict = {}
@@ -132,14 +136,14 @@ def run_frame(fn, args, kwargs, ctx):
                 f"last recompile reason: {reason}. It runs eagerly from now on.",
                 stacklevel=3)
             return fn(*args, **kwargs)
-    entry = capture_frame(fn, L, G, C, ctx, reason)
+    entry = capture_frame(fn, L, G, C, ctx, reason, cache.frame_state)
     if entry is None:
         return fn(*args, **kwargs)
     cache.entries.insert(0, entry)
     return entry.run(L, G, C)
 
 
-def capture_frame(fn, L, G, C, ctx, reason=""):
+def capture_frame(fn, L, G, C, ctx, reason="", frame_state=None):
     """Capture one cache entry for ``fn`` on these inputs (None: run this frame eagerly)."""
     check_version()
     code = fn.__code__
@@ -149,7 +153,7 @@ def capture_frame(fn, L, G, C, ctx, reason=""):
     forced = {}
     while True:
         try:
-            result = _capture_once(fn, code, L, G, C, ctx, forced)
+            result = _capture_once(fn, code, L, G, C, ctx, forced, frame_state)
             break
         except _Restart as r:
             forced[r.offset] = r.error
@@ -170,7 +174,7 @@ class _Restart(Exception):
         self.offset, self.error = offset, error
 
 
-def _capture_once(fn, code, L, G, C, ctx, forced):
+def _capture_once(fn, code, L, G, C, ctx, forced, frame_state=None):
     interp = push(TraceInterpreter())
     _compiling[0] += 1
     frame = None
@@ -178,6 +182,7 @@ def _capture_once(fn, code, L, G, C, ctx, forced):
         guards = GuardSet()
         guards.global_state(len(_primitive.STACK) - 1)   # the levels below our trace
         cap = Capture(interp, guards, G, C)
+        cap.dynamic, cap.frame_state = ctx.dynamic, frame_state
         names = code.co_varnames
         localsplus = [LazyArg(v, local_source(i, names[i])) for i, v in enumerate(L)]
         localsplus += [UNBOUND] * (len(names) - len(L))
@@ -195,7 +200,7 @@ def _capture_once(fn, code, L, G, C, ctx, forced):
             if inst.offset in forced:
                 raise
             raise _Restart(inst.offset, u) from None
-        except _Restart:
+        except (_Restart, ConstraintViolationError):
             raise
         except Exception as e:
             inst = frame.insts[min(frame.pc, len(frame.insts) - 1)]
@@ -318,18 +323,25 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
             # any other untraceable instruction: the rest of the frame runs eagerly from it
             gen.side_effects()
             _emit_resume(gen, code, frame, stack, [], inst.offset, ctx, err, compiled=False)
+    env = cap.shape_env if cap.shape_env is not None and cap.shape_env.hints else None
+    if env is not None:   # Note [Shape guards are cache guards] in shapes.py
+        shapes.shape_guards(env, [s for _, s, _ in cap.inputs], cap.guards)
     live = {id(v) for v in gen.outputs}
     nodes = _dce(cap.interp.nodes, live)
     used = set(live)
     for n in nodes:
         used.update(id(v) for v in n.ins)
-    inputs = [(v, s, r) for v, s, r in cap.inputs if id(v) in used]
+    keep_sym = shapes.symbolic_inputs(cap.inputs) if env is not None and nodes else set()
+    picked = [i for i, (v, _, _) in enumerate(cap.inputs) if id(v) in used or i in keep_sym]
+    inputs = [cap.inputs[i] for i in picked]
     graph = None
     graph_call = None
     if nodes:
         consts = [c for c in cap.interp.consts if id(c) in used]
+        if env is not None:
+            shapes.remap_sources(env, {i: j for j, i in enumerate(picked)})
         graph = Graph([v for v, _, _ in inputs], nodes, list(gen.outputs), consts,
-                      name=code.co_name).check()
+                      name=code.co_name, shape_env=env).check()
         from .backends import GraphModule
         gm = GraphModule(graph)
         example = [r for _, _, r in inputs]

@@ -12,6 +12,7 @@ This file must not interpret bytecode or touch graphs.
 """
 from __future__ import annotations
 
+import math
 import types
 
 from .._core.tensor import Tensor
@@ -83,11 +84,20 @@ class GuardSet:
             self.checks.append((expr, words))
 
     # -- the guard kinds ------------------------------------------------------------------
-    def tensor(self, src, t):
+    def tensor(self, src, t, dynamic=()):
+        """Type, dtype, sizes (but the ``dynamic`` dims, whose guards come from the shape
+        env: Note [Shape guards are cache guards] in shapes.py) and requires_grad."""
         e = src.expr
         self.add(f"type({e}) is {self.const(type(t))}", f"{src.words} is a {type(t).__name__}")
         self.add(f"{e}.dtype is {self.const(t.dtype)}", f"{src.words}.dtype == {t.dtype}")
-        self.add(f"{e}.shape == {tuple(t.shape)!r}", f"{src.words}.size() == {tuple(t.shape)}")
+        shape = tuple(t.shape)
+        if not dynamic:
+            self.add(f"{e}.shape == {shape!r}", f"{src.words}.size() == {shape}")
+        else:
+            self.add(f"len({e}.shape) == {len(shape)}", f"{src.words}.dim() == {len(shape)}")
+            for d, n in enumerate(shape):
+                if d not in dynamic:
+                    self.add(f"{e}.shape[{d}] == {n}", f"{src.words}.size()[{d}] == {n}")
         self.add(f"{e}.requires_grad == {t.requires_grad!r}",
                  f"{src.words}.requires_grad == {t.requires_grad}")
 
@@ -131,6 +141,7 @@ class GuardSet:
         """The generated guard function and its source text."""
         src = self.source()
         scope = dict(self.consts)
+        scope["math"] = math     # shape guards may use math.floor (shapes.py)
         exec(compile(src, "<numtorch guard>", "exec"), scope)
         fn = scope["___guard"]
         fn.checks, fn.scope, fn.text = list(self.checks), scope, src

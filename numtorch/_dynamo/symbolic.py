@@ -23,6 +23,7 @@ import operator
 import os
 import types
 
+from .._core.symbolic import ConstraintViolationError, Sym
 from .._core.tensor import Tensor
 from ..func._trace import TraceTracer
 from . import config
@@ -115,6 +116,20 @@ class Capture:
         self.global_overlay = {}    # name -> value written during capture
         self.side_effects = []      # ("method"|"setattr"|"setitem"|"global", ...)
         self.keepalive = []
+        self.dynamic = None         # compile(dynamic=...) (shapes.py, Note [Which dims are dynamic])
+        self.frame_state = None     # shapes.FrameState of the code object, for automatic dynamic
+        self.shape_env = None       # the ShapeEnv, made at the first symbolic size
+
+    def _input_shape(self, real, src):
+        """The shape a tensor input is captured with: symbols where dims are dynamic."""
+        from . import shapes
+        shape = tuple(real.shape)
+        dims, marked = shapes.dims_for(real, src.expr, self.dynamic, self.frame_state)
+        if not dims:
+            return shape
+        if self.shape_env is None:
+            self.shape_env = shapes.new_env(self.interp)
+        return shapes.symbolic_shape(self.shape_env, shape, len(self.inputs), dims, marked)
 
     def is_trace(self, v):
         return isinstance(v, Tensor) and v._data.__class__ is TraceTracer and \
@@ -129,8 +144,9 @@ class Capture:
         if isinstance(real, Tensor):
             from ..func._trace import TraceTracer as TT
             from .._core.tensor import wrap as twrap
-            g.tensor(src, real)
-            v = self.interp.new_var(real.shape, real._data.dtype, prefix="arg")
+            v = self.interp.new_var(self._input_shape(real, src), real._data.dtype,
+                                    prefix="arg")
+            g.tensor(src, real, {d for d, n in enumerate(v.shape) if n.__class__ is Sym})
             sym = twrap(TT(self.interp, v), requires_grad=False)
             self.inputs.append((v, src, real))
         elif type(real) in CONSTANT_TYPES:
@@ -717,7 +733,7 @@ class Frame:
                 for node in interp.nodes[n:]:
                     node.where = where
             return out
-        except Unsupported:
+        except (Unsupported, ConstraintViolationError):
             raise
         except Exception as e:
             del interp.nodes[n:]
