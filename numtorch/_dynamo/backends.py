@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import importlib
 
-import numpy as np
-
 _BACKENDS: dict = {}
 
 
@@ -91,24 +89,33 @@ def eager(gm, example_inputs):
 
 @register_backend(name="aot_eager")
 def aot_eager(gm, example_inputs):
-    """AOT autograd's joint graph is not built yet (part 3): runs as ``"eager"``."""
-    return gm.forward
+    """AOT autograd without code generation: with inputs that require grad, the joint
+    graph is partitioned and the forward/backward pair runs as one autograd node
+    (numtorch._aot); the graphs run on the generated Python runner."""
+    from .._aot import aot_function, runner_compiler
+    return aot_function(gm._graph, runner_compiler)
 
 
 @register_backend(name="inductor")
 def inductor(gm, example_inputs):
-    """numtorch._inductor.compile_graph when it exists; else the graph runs as ``"eager"``."""
+    """numtorch._inductor.compile_graph (through AOT autograd when inputs require grad);
+    without it the graph runs as ``"aot_eager"``."""
     try:
         mod = importlib.import_module("numtorch._inductor")
     except ImportError:
-        return gm.forward
+        return aot_eager(gm, example_inputs)
     compile_graph = getattr(mod, "compile_graph", None)
     if compile_graph is None:
-        return gm.forward
+        return aot_eager(gm, example_inputs)
+    from .._aot import aot_function, tensor_compiler
     graph = gm._graph
     if graph.shape_env is not None:
-        return _concrete_or_region(_per_sizes(graph, compile_graph), gm.forward)
-    return _concrete_or_region(compile_graph(graph, example_inputs), gm.forward)
+        kernels = _per_sizes(graph, compile_graph)
+    else:
+        kernels = compile_graph(graph, example_inputs)
+    run = aot_function(graph, tensor_compiler(compile_graph), inference=kernels)
+    run.kernels = kernels
+    return run
 
 
 # Note [Symbolic graphs meet a static backend]
@@ -116,6 +123,7 @@ def inductor(gm, example_inputs):
 # (dynamic shapes) is compiled once per distinct set of input sizes, from its concrete
 # copy (Graph.for_sizes): capture is still shape-generic (no recompile of the frame, no
 # new guards), only the kernels are specialised. A symbolic C codegen is issue #8's.
+# AOT autograd partitions per concrete sizes the same way (numtorch._aot.aot_function).
 def _per_sizes(graph, compile_graph):
     kernels = {}
 
@@ -132,19 +140,11 @@ def _per_sizes(graph, compile_graph):
 
 
 # Note [Kernels see concrete inputs only]
-# The C kernels read arrays. Under a transform (grad, vmap, ...) or with inputs that
-# require grad, the inputs are tracers or need recording, so the call goes to the graph's
-# `graph_call` region instead: its rules transform the graph (Note [Region rules]) and the
-# result is right, though not fused. Compiling the transformed graphs is AOT autograd's
-# part (issue #9).
-def _concrete_or_region(kernels, region):
-    def run(*inputs):
-        for t in inputs:
-            if t._data.__class__ is not np.ndarray or t._requires_grad:
-                return region(*inputs)
-        return kernels(*inputs)
-    run.kernels = kernels
-    return run
+# The C kernels read arrays. Under a transform (grad, vmap, ...) the inputs are tracers,
+# so the call goes to the graph's `graph_call` region instead: its rules transform the
+# graph (Note [Region rules]). With inputs (or captured parameters) that require grad,
+# AOT autograd compiles the partitioned forward and backward graphs and runs them as one
+# autograd node (numtorch._aot, Note [One node per compiled region]).
 
 
 def lookup_backend(backend):

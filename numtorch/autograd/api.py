@@ -143,6 +143,12 @@ def _retain_grad(self):
     self.grad_fn._add_pre_hook(self._output_nr, store)
 
 
+# Methods carry their attribute names: capture re-binds a method of a traced tensor by
+# ``__name__`` (numtorch._dynamo, _symbolic_method), as Python-defined Tensor methods
+# elsewhere are named after their attribute.
+_tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"
+_register_hook.__name__ = _register_hook.__qualname__ = "register_hook"
+_retain_grad.__name__ = _retain_grad.__qualname__ = "retain_grad"
 Tensor.backward = _tensor_backward
 Tensor.register_hook = _register_hook
 Tensor.retain_grad = _retain_grad
