@@ -70,7 +70,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
 
 def __getattr__(name):
     # torch._dynamo / torch.compiler / torch._logging load on first use (import stays fast)
-    if name in ("_dynamo", "compiler", "_logging"):
+    if name in ("_dynamo", "compiler", "_logging", "distributed"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'numtorch' has no attribute {name!r}")

@@ -119,13 +119,31 @@ def _register_hook(self, hook):
     return _RemovableHandle(hooks, hook)
 
 
+def _register_post_accumulate_grad_hook(self, hook):
+    """Registers ``hook(tensor)``, called after this leaf's ``.grad`` has been accumulated
+    in a backward pass (Note [Post-accumulate-grad hooks] in autograd/engine.py)."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not callable(hook):
+        raise TypeError(f"register_post_accumulate_grad_hook(): expected hook to be callable, "
+                        f"got {type(hook).__name__}")
+    hooks = self.__dict__.setdefault("_post_accumulate_hooks", [])
+    hooks.append(hook)
+    engine._post_accumulate_hooks_live[0] += 1
+    return _RemovableHandle(hooks, hook, engine._post_accumulate_hooks_live)
+
+
 class _RemovableHandle:
-    def __init__(self, hooks, hook):
-        self._hooks, self._hook = hooks, hook
+    def __init__(self, hooks, hook, live=None):
+        self._hooks, self._hook, self._live = hooks, hook, live
 
     def remove(self):
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
+            if self._live is not None:
+                self._live[0] -= 1
 
 
 def _retain_grad(self):
@@ -151,5 +169,6 @@ _register_hook.__name__ = _register_hook.__qualname__ = "register_hook"
 _retain_grad.__name__ = _retain_grad.__qualname__ = "retain_grad"
 Tensor.backward = _tensor_backward
 Tensor.register_hook = _register_hook
+Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
 Tensor.retain_grad = _retain_grad
 Tensor.retains_grad = property(lambda self: self._retains_grad)

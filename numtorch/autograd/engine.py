@@ -256,10 +256,16 @@ def run_backward(roots, grads, *, retain_graph=False, create_graph=False, inputs
     prev_mode = _prim.grad_mode[0]
     _prim.grad_mode[0] = bool(create_graph)
     try:
-        return _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate,
-                             allow_unused)
+        result = _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate,
+                               allow_unused)
+    except BaseException:
+        _queued_callbacks.clear()
+        raise
     finally:
         _prim.grad_mode[0] = prev_mode
+    if _queued_callbacks:
+        _run_queued_callbacks()
+    return result
 
 
 def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, allow_unused):
@@ -289,10 +295,15 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
         captured = {}
     order = _topo_order(root_nodes, targets if not accumulate else None)
     target_nodes = {(id(e[0]), e[1]): i for i, e in enumerate(targets)} if targets else {}
+    # Note [Post-accumulate-grad hooks]: leaves with such hooks are finalized early.
+    early = _last_uses(order) if accumulate and _post_accumulate_hooks_live[0] else None
+    owned = set()
 
-    for node in order:
+    for position, node in enumerate(order):
         buf = buffers.pop(id(node), None)
         if buf is None:
+            if early and position in early:
+                _finish_leaves(early.pop(position), leaf_grads, create_graph, owned)
             continue
         if node.pre_hooks:
             for nr, hooks in node.pre_hooks.items():
@@ -329,15 +340,12 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
                 leaf_grads[id(target)] = (target, ct if prev is None else _add(prev[1], ct))
         if not retain_graph:
             node.release()
+        if early and position in early:
+            _finish_leaves(early.pop(position), leaf_grads, create_graph, owned)
 
     if accumulate:
-        owned = set()
         for leaf, g in leaf_grads.values():
-            if leaf._hooks:
-                g = _run_hooks(leaf._hooks, g)
-            if not create_graph:
-                g = _owned_grad(g.detach(), owned)
-            leaf._grad = g if leaf._grad is None else _add(leaf._grad, g)
+            _accumulate(leaf, g, create_graph, owned)
         return None
 
     results = []
@@ -356,6 +364,68 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
             g = g.detach()
         results.append(g)
     return tuple(results)
+
+
+# Note [Post-accumulate-grad hooks]
+# ``Tensor.register_post_accumulate_grad_hook(hook)`` (PyTorch 2.1) calls ``hook(leaf)``
+# once the leaf's ``.grad`` holds this backward's gradient. DistributedDataParallel needs
+# this *during* backward, to start a bucket's all-reduce while earlier layers still
+# compute, so a leaf that has such hooks is finalized as soon as the last node with an edge
+# to it has run (`_last_uses`), not at the end. Other leaves keep the end-of-backward path,
+# and while no hook is registered anywhere (`_post_accumulate_hooks_live`) the engine does
+# no extra work at all. ``queue_callback`` is PyTorch's
+# ``Variable._execution_engine.queue_callback``: DDP uses it to wait for its all-reduces
+# before ``backward()`` returns.
+
+_post_accumulate_hooks_live = [0]   # registrations not yet removed
+_queued_callbacks = []              # run once when the current backward() finishes
+
+
+def queue_callback(fn):
+    """Calls ``fn()`` once the backward pass now running has finished accumulating."""
+    _queued_callbacks.append(fn)
+
+
+def _run_queued_callbacks():
+    try:
+        while _queued_callbacks:
+            _queued_callbacks.pop(0)()
+    finally:
+        _queued_callbacks.clear()
+
+
+def _last_uses(order):
+    """{position in ``order``: [leaves with post-accumulate hooks last reached there]}."""
+    last = {}
+    for position, node in enumerate(order):
+        for e in node.next_edges:
+            if e is not None and e[0].__class__ is not Node and e[0].__dict__.get(
+                    "_post_accumulate_hooks"):
+                last[id(e[0])] = (position, e[0])
+    early = {}
+    for position, leaf in last.values():
+        early.setdefault(position, []).append(leaf)
+    return early
+
+
+def _finish_leaves(leaves, leaf_grads, create_graph, owned):
+    for leaf in leaves:
+        entry = leaf_grads.pop(id(leaf), None)
+        if entry is not None:
+            _accumulate(leaf, entry[1], create_graph, owned)
+
+
+def _accumulate(leaf, g, create_graph, owned):
+    """AccumulateGrad: tensor hooks, then ``.grad += g``, then post-accumulate hooks."""
+    if leaf._hooks:
+        g = _run_hooks(leaf._hooks, g)
+    if not create_graph:
+        g = _owned_grad(g.detach(), owned)
+    leaf._grad = g if leaf._grad is None else _add(leaf._grad, g)
+    post = leaf.__dict__.get("_post_accumulate_hooks")
+    if post:
+        for h in tuple(post):
+            h(leaf)
 
 
 def _owned_grad(g, owned):

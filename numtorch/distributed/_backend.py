@@ -1,0 +1,547 @@
+"""Process groups on MPI: initialisation, groups, ``Work`` and the communication thread.
+
+This file owns the state of ``numtorch.distributed`` (the default group, the groups made by
+``new_group``), the one thread that runs collectives, and the errors users see. It knows
+nothing about Tensors: ``_collectives.py`` turns Tensor calls into functions on NumPy
+buffers and submits them here. mpi4py is imported only when a process group is created
+(``import numtorch`` must stay fast and must work without MPI).
+
+Note [One communication thread]
+Every collective of every group runs, in the order the program issued it, on one daemon
+thread per process (PyTorch's ProcessGroup worker). MPI requires all ranks to enter the
+collectives of a communicator in the same order; a single FIFO keeps the program's order,
+so ``async_op=True`` is ordered exactly like the blocking calls around it. The thread calls
+MPI's *blocking* collectives: mpi4py releases the GIL inside MPI, and NumPy releases it
+inside large kernels, so a collective progresses while the main thread keeps computing —
+that is what lets DistributedDataParallel overlap its all-reduces with backward. The
+caller waits on an Event with the group's timeout, so a collective that the other ranks
+never join raises ``DistBackendError`` instead of hanging. Point-to-point calls do not use
+the thread (a blocking send queued before the matching receive would deadlock it): they
+are MPI's non-blocking ``Isend``/``Irecv``, polled with the same timeout.
+
+Note [Checking that ranks agree]
+Before each collective the ranks all-reduce (MIN) a 32-bit signature of what they are
+about to do — the operation, shapes, dtypes, root and reduce op — together with its
+negation, so one small MPI call tells every rank whether all signatures were equal. If not,
+every rank learns it at the same moment, the ranks exchange their descriptions and all
+raise the same clear error naming what differs ("rank 0: all_reduce float64 (3,); rank 1:
+all_reduce float64 (4,)"), where MPI alone would truncate, corrupt or hang. PyTorch does
+this only under TORCH_DISTRIBUTED_DEBUG=DETAIL; here it is on by default because it costs
+one 16-byte all-reduce, negligible beside the payloads (see benchmarks/distributed.py), and
+``NUMTORCH_DISTRIBUTED_CHECKS=0`` turns it off.
+
+Note [A failing rank aborts the job]
+A rank that dies of an uncaught exception leaves the others blocked in their next
+collective, and its own interpreter then hangs in MPI_Finalize waiting for them. So
+``init_process_group`` installs an excepthook that prints the traceback under a "rank R"
+header and calls ``MPI_Abort``: the launcher (mpiexec) then ends every rank of the job, and
+the job's exit status is non-zero. ``destroy_process_group`` restores the previous hook.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import zlib
+from collections import deque
+from datetime import timedelta
+
+__all__ = ["DistError", "DistBackendError", "Work", "ProcessGroup", "GroupMember", "group",
+           "is_available", "is_mpi_available", "is_gloo_available", "is_nccl_available",
+           "init_process_group", "is_initialized", "destroy_process_group", "new_group",
+           "get_rank", "get_world_size", "get_backend", "get_process_group_ranks",
+           "default_pg_timeout"]
+
+default_pg_timeout = timedelta(minutes=30)   # PyTorch's default
+
+
+class DistError(RuntimeError):
+    """Base class of numtorch.distributed's errors (``torch.distributed.DistError``)."""
+
+
+class DistBackendError(DistError):
+    """A collective failed or timed out in the MPI backend (``torch.distributed.DistBackendError``)."""
+
+
+_MPI = None
+
+
+def _mpi():
+    """mpi4py's MPI module, imported (and MPI initialised) on first use."""
+    global _MPI
+    if _MPI is None:
+        try:
+            from mpi4py import MPI
+        except ImportError as e:   # mpi4py missing, or no MPI library for it to load
+            raise RuntimeError(
+                "numtorch.distributed runs on MPI through mpi4py, which could not be "
+                f"imported ({e}). Install it with: pip install 'numtorch[distributed]' "
+                "(mpi4py and the mpich wheel), or pip install mpi4py against your "
+                "system's MPI.") from e
+        _MPI = MPI
+    return _MPI
+
+
+def is_available() -> bool:
+    """Returns True if the distributed package can be used (mpi4py and an MPI library load)."""
+    try:
+        _mpi()
+    except RuntimeError:
+        return False
+    return True
+
+
+def is_mpi_available() -> bool:
+    """Returns True if the MPI backend is available."""
+    return is_available()
+
+
+def is_gloo_available() -> bool:
+    """numtorch has the MPI backend only."""
+    return False
+
+
+def is_nccl_available() -> bool:
+    """numtorch has the MPI backend only."""
+    return False
+
+
+# ---------------------------------------------------------------------------------------
+# Work and the communication thread (Note [One communication thread])
+
+def _seconds(timeout, name="timeout"):
+    if isinstance(timeout, timedelta):
+        return timeout.total_seconds()
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        return float(timeout)
+    raise TypeError(f"{name} must be a datetime.timedelta (or a positive number of seconds), "
+                    f"got {timeout!r}")
+
+
+class Work:
+    """A pending collective (``torch.distributed.Work``), returned when ``async_op=True``.
+
+    ``wait()`` blocks until the operation has finished on this rank (its output tensors then
+    hold the result) and raises ``DistBackendError`` if it failed or timed out;
+    ``is_completed()`` asks without blocking.
+    """
+
+    def __init__(self, name, group, request=None, on_done=None):
+        self._name = name
+        self._group = group
+        self._event = threading.Event()
+        self._error = None
+        self._result = None
+        self._request = request        # an MPI request (point-to-point), or None
+        self._on_done = on_done        # for requests: run once, in the waiting thread
+
+    def is_completed(self) -> bool:
+        """Returns True once the operation has finished (successfully or not)."""
+        if self._request is not None and not self._event.is_set():
+            self._poll_request()
+        return self._event.is_set()
+
+    def is_success(self) -> bool:
+        """Returns True if the operation finished without an error."""
+        return self.is_completed() and self._error is None
+
+    def exception(self):
+        """The error the operation failed with, or None."""
+        return self._error
+
+    def wait(self, timeout=None) -> bool:
+        """Blocks until the operation completes; raises ``DistBackendError`` if it failed or
+        did not complete within ``timeout`` (default: the process group's timeout)."""
+        limit = self._group.timeout if timeout is None else _seconds(timeout)
+        if self._request is not None:
+            done = self._wait_request(limit)
+        else:
+            done = self._event.wait(limit)
+        if not done:
+            g = self._group
+            raise DistBackendError(
+                f"{self._name} timed out after {limit:g} s on rank {_world.rank} "
+                f"(group of {g.size} ranks): the other ranks did not join it in time — a rank "
+                "skipped this collective, called a different one, failed, or is still "
+                "computing. Pass a longer timeout= to init_process_group/new_group if it is "
+                "just slow. The communicator can't be used after this; end the job.")
+        if self._error is not None:
+            raise DistBackendError(f"{self._name} failed on rank {_world.rank}: "
+                                   f"{self._error}") from self._error
+        return True
+
+    def result(self):
+        """The operation's result (a list of output tensors in PyTorch; here its value)."""
+        self.wait()
+        return self._result
+
+    def _finish(self, result=None, error=None):
+        self._result, self._error = result, error
+        self._event.set()
+
+    # point-to-point requests are polled by whoever waits (Note [One communication thread])
+    def _poll_request(self):
+        try:
+            status = _mpi().Status()
+            if self._request.Test(status):
+                self._finish(self._on_done(status) if self._on_done else None)
+        except Exception as e:  # noqa: BLE001 — reported by wait()
+            self._finish(error=e)
+        return self._event.is_set()
+
+    def _wait_request(self, limit):
+        start, pause = time.perf_counter(), 0.0
+        while not self._poll_request():
+            elapsed = time.perf_counter() - start
+            if elapsed > limit:
+                return False
+            if elapsed > 1e-3:   # spin first (latency), then back off (CPU shared with peers)
+                pause = min(max(pause * 2, 1e-5), 1e-3)
+                time.sleep(pause)
+        return True
+
+
+class _CommThread:
+    """The daemon thread that runs collectives in issue order (Note [One communication thread])."""
+
+    def __init__(self):
+        self._queue = deque()
+        self._wake = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._loop, name="numtorch-distributed",
+                                        daemon=True)
+        self._thread.start()
+
+    def submit(self, work, fn):
+        with self._wake:
+            if self._stopped:
+                raise RuntimeError("the process group has been destroyed")
+            self._queue.append((work, fn))
+            self._wake.notify()
+        return work
+
+    def stop(self, timeout):
+        with self._wake:
+            self._stopped = True
+            self._wake.notify()
+        self._thread.join(timeout)
+
+    def _loop(self):
+        while True:
+            with self._wake:
+                while not self._queue and not self._stopped:
+                    self._wake.wait()
+                if not self._queue:
+                    return
+                work, fn = self._queue.popleft()
+            try:
+                result = fn()
+            except BaseException as e:  # noqa: BLE001 — delivered to the waiting thread
+                work._finish(error=e)
+            else:
+                work._finish(result)
+
+
+# ---------------------------------------------------------------------------------------
+# Process groups
+
+class ProcessGroup:
+    """A set of ranks with its own MPI communicator (``torch.distributed.ProcessGroup``)."""
+
+    def __init__(self, comm, ranks, timeout):
+        self.comm = comm
+        self.ranks = list(ranks)              # global ranks, in group-rank order
+        self.timeout = timeout                # seconds
+        self._rank = comm.Get_rank()
+        self._size = comm.Get_size()
+
+    def rank(self) -> int:
+        return self._rank
+
+    def size(self) -> int:
+        return self._size
+
+    def name(self) -> str:
+        return "mpi"
+
+    def __repr__(self):
+        return f"ProcessGroup(backend='mpi', ranks={self.ranks})"
+
+    def group_rank(self, global_rank, arg):
+        """The rank inside this group of global rank ``global_rank`` (argument ``arg``)."""
+        if not isinstance(global_rank, int) or isinstance(global_rank, bool):
+            raise TypeError(f"{arg} must be an int rank, got {global_rank!r}")
+        try:
+            return self.ranks.index(global_rank)
+        except ValueError:
+            raise ValueError(f"{arg}={global_rank} is not a rank of this process group "
+                             f"(its global ranks are {self.ranks})") from None
+
+    def run(self, name, fn, signature, async_op):
+        """Submit ``fn`` (a function of no arguments, on NumPy buffers) as collective ``name``.
+
+        ``signature`` describes what this rank does, for Note [Checking that ranks agree];
+        returns a ``Work`` if ``async_op`` else waits for it and returns None.
+        """
+        if _checks_enabled and signature is not None and self._size > 1:
+            inner = fn
+            fn = lambda: (self._check_agreement(name, signature), inner())[1]  # noqa: E731
+        work = _world.thread.submit(Work(name, self), fn)
+        if async_op:
+            return work
+        work.wait()
+        return None
+
+    def _check_agreement(self, name, signature):
+        MPI = _mpi()
+        import numpy as np
+        text = f"{name} {signature}"
+        h = zlib.crc32(text.encode())
+        both = np.array([h, -h], dtype=np.int64)
+        self.comm.Allreduce(MPI.IN_PLACE, both, op=MPI.MIN)
+        if both[0] != h or -both[1] != h:
+            everyone = self.comm.allgather(text)
+            lines = "; ".join(f"rank {r}: {t}" for r, t in zip(self.ranks, everyone))
+            raise ValueError(f"the ranks of the group called different collectives or passed "
+                             f"different shapes/dtypes/arguments: {lines}")
+
+
+class _NonGroupMember:
+    def __repr__(self):
+        return "GroupMember.NON_GROUP_MEMBER"
+
+
+class GroupMember:
+    """``GroupMember.WORLD`` is the default group; ``NON_GROUP_MEMBER`` is what ``new_group``
+    returns on ranks that are not in the new group."""
+    WORLD = None
+    NON_GROUP_MEMBER = _NonGroupMember()
+
+
+class group:   # noqa: N801 — PyTorch's name: ``dist.group.WORLD``
+    WORLD = None
+
+
+_group_namespace = group   # ``group`` is also a parameter name below
+
+
+class _World:
+    """Everything ``init_process_group`` sets up, and ``destroy_process_group`` tears down."""
+    default = None        # the default ProcessGroup
+    thread = None
+    rank = -1
+    groups = []
+    previous_excepthook = None
+
+
+_world = _World()
+_checks_enabled = os.environ.get("NUMTORCH_DISTRIBUTED_CHECKS", "1") != "0"
+
+
+def _default_group():
+    if _world.default is None:
+        raise RuntimeError("Default process group has not been initialized, please make sure "
+                           "to call init_process_group.")
+    return _world.default
+
+
+def _resolve(group):
+    """The ProcessGroup for a ``group=`` argument, or None on a non-member rank."""
+    if group is None or group is GroupMember.WORLD:
+        return _default_group()
+    _default_group()
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    if not isinstance(group, ProcessGroup):
+        raise TypeError(f"group must be a ProcessGroup from new_group() or None, got {group!r}")
+    if group.comm is None:
+        raise RuntimeError("this process group has been destroyed")
+    return group
+
+
+def _launcher_value(name):
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"environment variable {name}={value!r} is not an integer") from None
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None, device_id=None):
+    """Initializes the default distributed process group.
+
+    The processes are those MPI started (``mpiexec -n N`` or ``python -m
+    numtorch.distributed.run --nproc-per-node N``); rank and world size come from MPI, and
+    ``rank``/``world_size`` or the launcher's ``RANK``/``WORLD_SIZE`` variables, when given,
+    must agree with it. ``timeout`` (a ``timedelta``, default 30 minutes) bounds every
+    collective: one that the other ranks do not join in time raises ``DistBackendError``.
+    """
+    if _world.default is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    if backend is not None and str(backend).lower() not in ("mpi", "cpu:mpi"):
+        raise ValueError(f"init_process_group(): backend={backend!r} is not available: "
+                         "numtorch.distributed runs on MPI only; pass backend='mpi' (or None)")
+    if init_method not in (None, "env://"):
+        raise ValueError(f"init_process_group(): init_method={init_method!r} is not supported: "
+                         "MPI's launcher (mpiexec, or python -m numtorch.distributed.run) "
+                         "connects the processes; leave init_method=None")
+    if store is not None:
+        raise ValueError("init_process_group(): store= is not supported by the MPI backend")
+    seconds = _seconds(default_pg_timeout if timeout is None else timeout)
+    MPI = _mpi()
+    comm = MPI.COMM_WORLD.Dup()   # our own context: the user's mpi4py traffic can't mix in
+    mpi_rank, mpi_size = comm.Get_rank(), comm.Get_size()
+    _check_matches("rank argument", rank, mpi_rank, mpi_rank, mpi_size)
+    _check_matches("world_size argument", world_size, mpi_size, mpi_rank, mpi_size)
+    for var, mine in (("RANK", mpi_rank), ("WORLD_SIZE", mpi_size)):
+        _check_matches(f"environment variable {var}", _launcher_value(var), mine, mpi_rank,
+                       mpi_size)
+    _set_launcher_variables(MPI, mpi_rank, mpi_size)
+    _world.thread = _CommThread()
+    _world.rank = mpi_rank
+    _world.default = ProcessGroup(comm, range(mpi_size), seconds)
+    _world.groups = [_world.default]
+    GroupMember.WORLD = group.WORLD = _world.default
+    _world.previous_excepthook = sys.excepthook
+    sys.excepthook = _abort_on_uncaught
+
+
+def _set_launcher_variables(MPI, rank, size):
+    """Under plain ``mpiexec`` nobody set torchrun's variables: set those missing, so scripts
+    reading ``os.environ["LOCAL_RANK"]`` after ``init_process_group`` work either way."""
+    if "LOCAL_RANK" not in os.environ or "LOCAL_WORLD_SIZE" not in os.environ:
+        node = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)
+        local = (node.Get_rank(), node.Get_size())
+        node.Free()
+    else:
+        local = (None, None)
+    for name, value in (("RANK", rank), ("WORLD_SIZE", size), ("LOCAL_RANK", local[0]),
+                        ("LOCAL_WORLD_SIZE", local[1])):
+        if name not in os.environ and value is not None:
+            os.environ[name] = str(value)
+
+
+def _check_matches(what, given, actual, mpi_rank, mpi_size):
+    if given is None or given == -1 or given == actual:
+        return
+    raise ValueError(
+        f"init_process_group(): {what} is {given}, but MPI started this process as rank "
+        f"{mpi_rank} of {mpi_size}: ranks and the world size come from MPI's launcher. Start "
+        f"the processes with `python -m numtorch.distributed.run --nproc-per-node N script.py` "
+        f"or `mpiexec -n N python script.py`, and leave rank/world_size at their defaults.")
+
+
+def _abort_on_uncaught(exc_type, exc, tb):
+    """Note [A failing rank aborts the job]."""
+    import traceback
+    size = _world.default.size() if _world.default is not None else "?"
+    # one write: mpiexec may drop output still buffered when the abort kills the job
+    sys.stderr.write(f"\n[numtorch.distributed] rank {_world.rank} of {size} raised an "
+                     "uncaught exception; aborting all ranks (MPI_Abort) so that the others "
+                     "do not wait for it:\n"
+                     + "".join(traceback.format_exception(exc_type, exc, tb)))
+    sys.stderr.flush()
+    sys.stdout.flush()
+    _mpi().COMM_WORLD.Abort(1)
+
+
+def is_initialized() -> bool:
+    """Returns True if the default process group has been initialized."""
+    return _world.default is not None
+
+
+def destroy_process_group(group=None):
+    """Destroys ``group``, or with no argument the default group and every other group
+    (after which ``init_process_group`` may be called again)."""
+    default = _default_group()
+    if group is not None and group is not default:
+        pg = _resolve(group)
+        if pg is not None and pg.comm is not None:
+            comm, pg.comm = pg.comm, None
+            _world.thread.submit(Work("destroy_process_group", default), comm.Free).wait()
+        return
+    comms = [pg.comm for pg in _world.groups if pg.comm is not None]
+    for pg in _world.groups:
+        pg.comm = None
+
+    def free_all():
+        for comm in reversed(comms):
+            comm.Free()
+    _world.thread.submit(Work("destroy_process_group", default), free_all).wait()
+    _world.thread.stop(default.timeout)
+    if sys.excepthook is _abort_on_uncaught:
+        sys.excepthook = _world.previous_excepthook
+    _world.default = _world.thread = None
+    _world.groups = []
+    _world.rank = -1
+    GroupMember.WORLD = _group_namespace.WORLD = None
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
+              use_local_synchronization=False, group_desc=None):
+    """Creates a process group of the global ``ranks`` (default: all). Every rank of the
+    default group must call it, in the same order; ranks outside ``ranks`` get
+    ``GroupMember.NON_GROUP_MEMBER``."""
+    world = _default_group()
+    if backend is not None and str(backend).lower() != "mpi":
+        raise ValueError(f"new_group(): backend={backend!r} is not available; numtorch.distributed "
+                         "runs on MPI only")
+    n = world.size()
+    if ranks is None:
+        ranks = list(range(n))
+    ranks = list(ranks)
+    for r in ranks:
+        if not isinstance(r, int) or isinstance(r, bool) or not 0 <= r < n:
+            raise ValueError(f"new_group(): ranks must be distinct ints in [0, {n}), got {ranks}")
+    if len(set(ranks)) != len(ranks):
+        raise ValueError(f"new_group(): ranks must be distinct ints in [0, {n}), got {ranks}")
+    seconds = world.timeout if timeout is None else _seconds(timeout)
+
+    def create():
+        mpi_group = world.comm.Get_group().Incl(ranks)
+        try:
+            return world.comm.Create(mpi_group)   # collective over the whole world
+        finally:
+            mpi_group.Free()
+    comm = _run_on_thread(world, "new_group", create, f"ranks={ranks}")
+    if comm == _mpi().COMM_NULL:
+        return GroupMember.NON_GROUP_MEMBER
+    pg = ProcessGroup(comm, ranks, seconds)
+    _world.groups.append(pg)
+    return pg
+
+
+def _run_on_thread(pg, name, fn, signature):
+    box = []
+    pg.run(name, lambda: box.append(fn()), signature, async_op=False)
+    return box[0]
+
+
+def get_rank(group=None) -> int:
+    """Returns the rank of this process in ``group`` (default: the world); -1 if not a member."""
+    pg = _resolve(group)
+    return -1 if pg is None else pg.rank()
+
+
+def get_world_size(group=None) -> int:
+    """Returns the number of processes in ``group`` (default: the world); -1 if not a member."""
+    pg = _resolve(group)
+    return -1 if pg is None else pg.size()
+
+
+def get_backend(group=None) -> str:
+    """Returns the backend of ``group``: always ``"mpi"``."""
+    _resolve(group)
+    return "mpi"
+
+
+def get_process_group_ranks(group) -> list:
+    """The global ranks of ``group``, in group-rank order."""
+    pg = _resolve(group)
+    if pg is None:
+        raise ValueError("this rank is not a member of the group")
+    return list(pg.ranks)
