@@ -6,6 +6,9 @@ know individual primitives: their VJP rules do the math.
 """
 from __future__ import annotations
 
+import heapq
+import itertools
+
 from numpy import ndarray
 
 from .._core import primitive as _prim
@@ -43,13 +46,17 @@ _TORCH_NODE_NAMES = {
 }
 
 
+_next_seq = itertools.count().__next__
+
+
 class Node:
     """A backward function in the autograd graph (``grad_fn``)."""
 
     __slots__ = ("prim", "params", "saved", "checked", "versions", "out", "next_edges",
-                 "pre_hooks", "post_hooks", "metadata", "__weakref__")
+                 "pre_hooks", "post_hooks", "metadata", "seq", "__weakref__")
 
     def __init__(self, prim, params, saved, out, next_edges):
+        self.seq = _next_seq()   # creation order (Note [Post-accumulate-grad hooks])
         self.prim = prim
         self.params = params
         self.saved = saved
@@ -296,7 +303,10 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
     order = _topo_order(root_nodes, targets if not accumulate else None)
     target_nodes = {(id(e[0]), e[1]): i for i, e in enumerate(targets)} if targets else {}
     # Note [Post-accumulate-grad hooks]: leaves with such hooks are finalized early.
-    early = _last_uses(order) if accumulate and _post_accumulate_hooks_live[0] else None
+    early = None
+    if accumulate and _post_accumulate_hooks_live[0]:
+        order = _priority_order(order)
+        early = _last_uses(order)
     owned = set()
 
     for position, node in enumerate(order):
@@ -371,7 +381,9 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
 # once the leaf's ``.grad`` holds this backward's gradient. DistributedDataParallel needs
 # this *during* backward, to start a bucket's all-reduce while earlier layers still
 # compute, so a leaf that has such hooks is finalized as soon as the last node with an edge
-# to it has run (`_last_uses`), not at the end. Other leaves keep the end-of-backward path,
+# to it has run (`_last_uses`), not at the end, and the nodes run in PyTorch's order (most
+# recently created first among those ready, `_priority_order`; nodes carry a creation
+# number for this), so the last layer's gradients really come first. Other leaves keep the end-of-backward path,
 # and while no hook is registered anywhere (`_post_accumulate_hooks_live`) the engine does
 # no extra work at all. ``queue_callback`` is PyTorch's
 # ``Variable._execution_engine.queue_callback``: DDP uses it to wait for its all-reduces
@@ -392,6 +404,29 @@ def _run_queued_callbacks():
             _queued_callbacks.pop(0)()
     finally:
         _queued_callbacks.clear()
+
+
+def _priority_order(order):
+    """``order``'s nodes in PyTorch's execution order: of the nodes whose consumers have all
+    run, the most recently created first. That is the order that produces the last layer's
+    gradients (bias included) first, which DDP's overlap needs."""
+    waiting = {id(n): 0 for n in order}
+    for n in order:
+        for e in n.next_edges:
+            if e is not None and e[0].__class__ is Node and id(e[0]) in waiting:
+                waiting[id(e[0])] += 1
+    ready = [(-n.seq, n) for n in order if waiting[id(n)] == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        n = heapq.heappop(ready)[1]
+        out.append(n)
+        for e in n.next_edges:
+            if e is not None and e[0].__class__ is Node and id(e[0]) in waiting:
+                waiting[id(e[0])] -= 1
+                if waiting[id(e[0])] == 0:
+                    heapq.heappush(ready, (-e[0].seq, e[0]))
+    return out
 
 
 def _last_uses(order):

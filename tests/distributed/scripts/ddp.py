@@ -1,0 +1,298 @@
+"""DistributedDataParallel on every rank against single-process training.
+
+Run by tests/distributed/test_ddp.py as ``mpiexec -n 2 python ddp.py OUT``. The reference
+for training is one process doing the same steps on the concatenated batch (every rank
+can build it: the data and rank 0's initial weights are seeded).
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _checks import check, main  # noqa: E402
+
+import numtorch as torch  # noqa: E402
+import numtorch.distributed as dist  # noqa: E402
+from numtorch import nn  # noqa: E402
+from numtorch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+
+R = N = None
+B = 4   # rows per rank
+
+
+def mlp(seed, widths=(5, 16, 16, 3)):
+    torch.manual_seed(seed)
+    layers = []
+    for a, b in zip(widths[:-1], widths[1:]):
+        layers += [nn.Linear(a, b, dtype=torch.float64), nn.Tanh()]
+    return nn.Sequential(*layers[:-1])
+
+
+def batch(step, rows=B * 2):
+    rng = np.random.default_rng(1000 + step)
+    return (torch.from_numpy(rng.standard_normal((rows, 5))),
+            torch.from_numpy(rng.standard_normal((rows, 3))))
+
+
+def mine(x):
+    return x[R * B:(R + 1) * B]
+
+
+def params_of(model):
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def same_on_every_rank(arrays):
+    everyone = [None] * N
+    dist.all_gather_object(everyone, arrays)
+    for other in everyone[1:]:
+        for a, b in zip(everyone[0], other):
+            np.testing.assert_array_equal(a, b)
+
+
+def close(a, b, tol=1e-10):
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x, y, rtol=tol, atol=tol)
+
+
+def train_reference(steps, lr=0.1, model=None):
+    ref = model or mlp(0)
+    opt = torch.optim.SGD(ref.parameters(), lr=lr)
+    for s in range(steps):
+        x, y = batch(s)
+        opt.zero_grad()
+        nn.functional.mse_loss(ref(x), y).backward()
+        opt.step()
+    return ref
+
+
+@check
+def construction_broadcasts_rank0_weights():
+    model = mlp(seed=R)   # different on each rank before DDP
+    ddp = DDP(model)
+    close(params_of(model), params_of(mlp(0)), tol=0)
+    assert ddp.module is model
+    same_on_every_rank(params_of(model))
+
+
+@check
+def training_equals_single_process_on_the_concatenated_batch():
+    for cap in (25, 0.0005):   # one bucket; a bucket per parameter (0.5 KiB cap)
+        ddp = DDP(mlp(seed=R), bucket_cap_mb=cap)
+        if cap < 1:
+            assert len(ddp._buckets) > 2
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+        for s in range(5):
+            x, y = batch(s)
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(ddp(mine(x)), mine(y))
+            loss.backward()
+            opt.step()
+        close(params_of(ddp.module), params_of(train_reference(5)))
+        same_on_every_rank(params_of(ddp.module))
+
+
+@check
+def buckets_follow_reverse_parameter_order_and_launch_during_backward():
+    ddp = DDP(mlp(seed=0), bucket_cap_mb=0.0005)
+    params = list(ddp.module.parameters())
+    order = [p for b in ddp._buckets for p in b.params]
+    assert order == params[::-1]
+    first_weight = params[0]
+    seen = []
+    original = ddp._launch_ready_buckets
+
+    def spy():
+        before = ddp._next_bucket
+        original()
+        for b in ddp._buckets[before:ddp._next_bucket]:
+            seen.append((b.index, first_weight.grad is None))
+    ddp._launch_ready_buckets = spy
+    x, y = batch(0)
+    nn.functional.mse_loss(ddp(mine(x)), mine(y)).backward()
+    assert [i for i, _ in seen] == list(range(len(ddp._buckets)))
+    # the last layer's bucket was all-reduced while the first layer's gradient did not
+    # exist yet: communication overlapped the rest of backward
+    assert seen[0][1] is True
+    assert all(b.work.is_completed() for b in ddp._buckets)
+
+
+@check
+def no_sync_accumulates_locally_then_averages():
+    ddp = DDP(mlp(seed=R))
+    ref = mlp(0)
+    micro = [batch(10 + k) for k in range(3)]
+    with ddp.no_sync():
+        for x, y in micro[:2]:
+            nn.functional.mse_loss(ddp(mine(x)), mine(y)).backward()
+    local = [p.grad.numpy().copy() for p in ddp.module.parameters()]
+    everyone = [None] * N
+    dist.all_gather_object(everyone, local)
+    assert not all(np.array_equal(a, b) for a, b in zip(*everyone)), "no_sync synced"
+    x, y = micro[2]
+    nn.functional.mse_loss(ddp(mine(x)), mine(y)).backward()
+    for x, y in micro:
+        nn.functional.mse_loss(ref(x), y).backward()
+    close([p.grad.numpy() for p in ddp.module.parameters()],
+          [p.grad.numpy() for p in ref.parameters()])
+
+
+class Branchy(nn.Module):
+    """``extra`` is used only when ``use_extra``; ``never`` is never used."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.body = nn.Linear(5, 3, dtype=torch.float64)
+        self.extra = nn.Linear(3, 3, dtype=torch.float64)
+        self.never = nn.Linear(3, 3, dtype=torch.float64)
+        self.use_extra = True
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.extra(h) if self.use_extra else h
+
+
+def local_grads(model, x, y):
+    model.zero_grad()
+    nn.functional.mse_loss(model(x), y).backward()
+    return {n: None if p.grad is None else p.grad.numpy().copy()
+            for n, p in model.named_parameters()}
+
+
+@check
+def unused_parameters_are_found_and_averaged():
+    model = Branchy()
+    model.use_extra = R == 0     # extra is used on rank 0 only; never on no rank
+    plain = Branchy()
+    plain.use_extra = model.use_extra
+    x, y = batch(3)
+    expect = [None] * N
+    dist.all_gather_object(expect, local_grads(plain, mine(x), mine(y)))
+    ddp = DDP(model, find_unused_parameters=True)
+    nn.functional.mse_loss(ddp(mine(x)), mine(y)).backward()
+    got = {n: p.grad for n, p in model.named_parameters()}
+    assert got["never.weight"] is None and got["never.bias"] is None
+    for name in ("body.weight", "body.bias", "extra.weight", "extra.bias"):
+        parts = [e[name] if e[name] is not None else 0 for e in expect]
+        np.testing.assert_allclose(got[name].numpy(), sum(parts) / N, rtol=1e-12, atol=1e-14)
+
+
+@check
+def unused_parameter_without_the_flag_is_a_clear_error():
+    model = Branchy()
+    ddp = DDP(model)
+    x, y = batch(4)
+    try:
+        nn.functional.mse_loss(ddp(mine(x)), mine(y)).backward()
+    except RuntimeError as e:
+        assert "never.weight" in str(e) and "find_unused_parameters=True" in str(e), e
+    else:
+        raise AssertionError("expected an error naming the unused parameters")
+
+
+class Mixed(nn.Module):
+    """A float32 layer feeding a float64 one: two buckets of different dtypes."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a = nn.Linear(5, 4, dtype=torch.float32)
+        self.b = nn.Linear(4, 3, dtype=torch.float64)
+
+    def forward(self, x):
+        return self.b(self.a(x.float()).double())
+
+
+@check
+def gradient_as_bucket_view_and_mixed_dtypes():
+    model = Mixed()
+    ddp = DDP(model, gradient_as_bucket_view=True)
+    assert {b.flat.dtype for b in ddp._buckets} == {np.dtype(np.float32), np.dtype(np.float64)}
+    x, y = batch(5)
+    nn.functional.mse_loss(ddp(mine(x)), mine(y)).backward()
+    for p in model.parameters():
+        bucket, _ = ddp._where[id(p)]
+        assert np.shares_memory(p.grad._data, bucket.flat)
+    grads = [p.grad.numpy().copy() for p in model.parameters()]
+    same_on_every_rank(grads)
+    ref = Mixed()
+    nn.functional.mse_loss(ref(x), y).backward()
+    close(grads, [p.grad.numpy() for p in ref.parameters()], tol=1e-5)
+
+
+class WithBuffer(nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.lin = nn.Linear(5, 3, dtype=torch.float64)
+        self.register_buffer("scale", torch.full((3,), value, dtype=torch.float64))
+
+    def forward(self, x):
+        return self.lin(x) * self.scale
+
+
+@check
+def buffers_broadcast_from_rank0():
+    model = WithBuffer(value=float(R + 2))
+    ddp = DDP(model)
+    assert model.scale.tolist() == [2.0] * 3   # at construction
+    model.scale.fill_(10.0 + R)                # drift, e.g. running statistics
+    ddp(torch.zeros(1, 5, dtype=torch.float64))
+    assert model.scale.tolist() == [10.0] * 3  # each forward re-broadcasts
+    quiet = DDP(WithBuffer(value=float(R + 2)), broadcast_buffers=False)
+    quiet.module.scale.fill_(10.0 + R)
+    quiet(torch.zeros(1, 5, dtype=torch.float64))
+    assert quiet.module.scale.tolist() == [10.0 + R] * 3
+
+
+@check
+def state_dict_has_the_module_prefix():
+    from numtorch.nn.parallel import consume_prefix_in_state_dict_if_present
+    ddp = DDP(mlp(seed=0))
+    sd = ddp.state_dict()
+    assert all(k.startswith("module.") for k in sd)
+    consume_prefix_in_state_dict_if_present(sd, "module.")
+    plain = mlp(seed=5)
+    plain.load_state_dict(sd)
+    close(params_of(plain), params_of(ddp.module), tol=0)
+
+
+@check
+def mismatched_models_are_rejected_at_construction():
+    model = nn.Linear(4 + R, 2)
+    try:
+        DDP(model)
+    except ValueError as e:
+        assert "differs across ranks" in str(e) and "weight" in str(e), e
+    else:
+        raise AssertionError("expected a ValueError")
+
+
+@check
+def argument_errors():
+    for kwargs, words in (({"device_ids": [0]}, "device_ids"),
+                          ({"bucket_cap_mb": 0}, "bucket_cap_mb")):
+        try:
+            DDP(mlp(0), **kwargs)
+        except ValueError as e:
+            assert words in str(e), e
+        else:
+            raise AssertionError(f"expected a ValueError for {kwargs}")
+    try:
+        DDP("not a module")
+    except TypeError as e:
+        assert "module must be an nn.Module" in str(e)
+    else:
+        raise AssertionError("expected a TypeError")
+
+
+def setup():
+    global R, N
+    dist.init_process_group("mpi")
+    R, N = dist.get_rank(), dist.get_world_size()
+    return R
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], setup, dist.destroy_process_group)
