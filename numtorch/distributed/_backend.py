@@ -135,6 +135,7 @@ class Work:
         self._result = None
         self._request = request        # an MPI request (point-to-point), or None
         self._on_done = on_done        # for requests: run once, in the waiting thread
+        self._started = self._ended = None   # when the communication thread ran it
 
     def is_completed(self) -> bool:
         """Returns True once the operation has finished (successfully or not)."""
@@ -235,11 +236,14 @@ class _CommThread:
                 if not self._queue:
                     return
                 work, fn = self._queue.popleft()
+            work._started = time.perf_counter()   # for benchmarks: busy time per op
             try:
                 result = fn()
             except BaseException as e:  # noqa: BLE001 — delivered to the waiting thread
+                work._ended = time.perf_counter()
                 work._finish(error=e)
             else:
+                work._ended = time.perf_counter()
                 work._finish(result)
 
 

@@ -68,3 +68,18 @@ def test_launcher_argument_errors(capsys):
     assert "positive integer" in capsys.readouterr().err
     args = run.parse_args(["--nproc_per_node", "2", "train.py", "--lr", "1"])
     assert args.nproc_per_node == 2 and args.script_args == ["--lr", "1"]
+
+
+@needs_mpi
+def test_a_script_started_without_the_launcher_is_told_how_to_start_it():
+    import os
+    import subprocess
+    from .conftest import ROOT
+    env = dict(os.environ, PYTHONPATH=str(ROOT), WORLD_SIZE="2", RANK="0")
+    code = "import numtorch.distributed as d; d.init_process_group('mpi')"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode != 0
+    assert "environment variable WORLD_SIZE is 2, but MPI started this process as rank 0 of 1" \
+        in r.stderr
+    assert "--nproc-per-node" in r.stderr
