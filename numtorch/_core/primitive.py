@@ -100,6 +100,8 @@ class Interpreter:
 
     __slots__ = ("level", "active", "__weakref__")
 
+    claims_constants = False   # Note [Capture claims constants]
+
     def process(self, prim, args, params):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -183,6 +185,18 @@ grad_mode = [True]
 # hands it to the interpreter that owns the symbol (the trace that made it). Only binds
 # with no tracer argument and a non-empty stack pay for the check; eager code never does.
 
+# Note [Capture claims constants]
+# A trace records the primitives bound on its tracers; one bound only on concrete tensors
+# (a module's parameter broadcast for its bias add) runs eagerly, and its result becomes a
+# captured constant. For compile that is wrong: parameters and buffers change between
+# calls (an optimizer writes them in place), and a result computed from a parameter that
+# requires grad would carry a stale grad_fn. Capture's trace (numtorch._dynamo) therefore
+# claims every bind with tensor operands while it is the innermost interpreter: the
+# concrete tensors become the graph's captured constants and the op a node, as PyTorch's
+# capture lifts parameters. Binds on 0-d tensors that do not require grad only (the
+# scalars Python numbers become, broadcast for `x + 1`) still fold, as before: they are
+# fresh values, not state. Only binds under a non-empty stack pay for the check.
+
 def bind(prim, *args, **params):
     """Apply ``prim`` to Tensor ``args``: the one dispatch point (Note [Interpreter stack])."""
     top = None
@@ -195,8 +209,12 @@ def bind(prim, *args, **params):
                 top = interp
         if a._requires_grad:
             recording = True
-    if top is None and STACK and params:
-        top = symbol_owner(params)   # Note [Symbolic params]
+    if top is None and STACK:
+        if params:
+            top = symbol_owner(params)   # Note [Symbolic params]
+        if top is None and args and STACK[-1].claims_constants and any(
+                a._requires_grad or a._data.ndim for a in args):
+            top = STACK[-1]              # Note [Capture claims constants]
     if top is not None:
         if not top.active:
             _escaped(top)

@@ -175,7 +175,7 @@ class _Restart(Exception):
 
 
 def _capture_once(fn, code, L, G, C, ctx, forced, frame_state=None):
-    interp = push(TraceInterpreter())
+    interp = push(TraceInterpreter(claims_constants=True))   # Note [Capture claims constants]
     _compiling[0] += 1
     frame = None
     try:

@@ -70,10 +70,11 @@ class TraceTracer(Tracer):
 
 
 class TraceInterpreter(Interpreter):
-    __slots__ = ("nodes", "consts", "const_ids", "counter")
+    __slots__ = ("nodes", "consts", "const_ids", "counter", "claims_constants")
 
-    def __init__(self):
+    def __init__(self, claims_constants=False):
         self.nodes, self.consts, self.const_ids, self.counter = [], [], {}, 0
+        self.claims_constants = claims_constants   # Note [Capture claims constants]
 
     def new_var(self, shape, dtype, prefix="t"):
         v = Var(f"{prefix}{self.counter}", shape, dtype)

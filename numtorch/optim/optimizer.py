@@ -173,6 +173,12 @@ class Optimizer:
             for p in group["params"]:
                 _zero_grad(p, set_to_none)
 
+    # Capture calls numtorch's own functions for real, once, while it traces; zero_grad
+    # and step change state outside any graph (.grad fields, optimizer state), so under
+    # compile each is a graph break that runs at every call (numtorch._dynamo's disable
+    # mark). Capturing step into the graph (PyTorch's way) is not built.
+    zero_grad._numtorch_dynamo_disable = True
+
     def step(self, closure=None):
         """Performs a single optimization step (``closure`` re-evaluates the loss)."""
         raise NotImplementedError
@@ -194,6 +200,7 @@ class Optimizer:
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:
             cls.step = _with_step_hooks(cls.__dict__["step"])
+            cls.step._numtorch_dynamo_disable = True   # see zero_grad
 
     # -- state dict ---------------------------------------------------------------------
     def state_dict(self):

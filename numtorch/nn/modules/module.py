@@ -683,6 +683,9 @@ class Module:
         for p in self.parameters():
             _zero_grad(p, set_to_none)
 
+    # a graph break under compile, run at every call (see Optimizer.zero_grad)
+    zero_grad._numtorch_dynamo_disable = True
+
     def apply(self, fn):
         """Applies ``fn`` to every submodule (children first) and then to ``self``."""
         for module in self.children():
