@@ -17,7 +17,7 @@ import inspect
 import types
 
 from .._core.tensor import Tensor
-from . import markers
+from . import markers, numpy_capture
 from .builtins_table import (_DYNAMO, MUTATING_METHODS, PURE_TYPES, is_numtorch_callable,
                              pure_c_function, user_code)
 from .symbolic import _UNBOUND, Frame, SymCell, SymFunction, _is_module
@@ -35,6 +35,11 @@ def call_function(frame, fn, args, kwargs):
         frame.unsupported("graph_break() was called", "remove the graph_break() call")
     if markers.is_allowed(fn) or _dynamo_api(fn):
         return frame.call_real(fn, args, kwargs, _name(fn))
+    if numpy_capture.is_numpy_callable(fn):     # np.sum → numtorch._numpy.sum, or a break
+        return numpy_capture.numpy_call(frame, fn, args, kwargs)
+    if fn in (builtins.type, builtins.isinstance) and args and \
+            numpy_capture.is_symbolic_array(args[0], cap):
+        return numpy_capture.type_query(cap, fn, args)
     compiled = markers.original_of(fn)
     if compiled is not None:
         fn = compiled        # a compiled function called from compiled code: inline it

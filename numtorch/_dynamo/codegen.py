@@ -15,6 +15,7 @@ import types
 
 from .._core.symbolic import Sym
 from .._core.tensor import Size, Tensor
+from . import numpy_capture
 from .guards import CONSTANT_TYPES
 from .symbolic import NULL, LazyArg, SymCell, SymFunction, SymIterator, UNBOUND
 
@@ -99,6 +100,10 @@ class Codegen:
                 self.emit(f"{name}.__kwdefaults__ = {self.expr(dict(v.kwdefaults))}")
             self._memo[id(v)] = name
             self.scope["___mkfn"] = types.FunctionType
+            return name
+        if numpy_capture.is_array(v):   # Note [Which array comes out]
+            name = self._memo[id(v)] = self.tmp()
+            self.emit(f"{name} = {numpy_capture.materialize(self, v)}")
             return name
         if isinstance(v, Tensor):
             return self.const(v)    # a real tensor made during capture (no trace inputs)

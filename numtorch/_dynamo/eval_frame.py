@@ -24,7 +24,7 @@ from .._core.symbolic import ConstraintViolationError
 from .._core import primitive as _primitive
 from .._core.primitive import pop, push
 from ..func._trace import TraceInterpreter
-from . import config
+from . import config, numpy_capture
 from .bytecode import check_version, instructions, resumable, resume_code
 from .builtins_table import user_code
 from .codegen import Codegen
@@ -100,7 +100,7 @@ def bind_args(fn, args, kwargs):
             return tuple(args) + d[len(args) - n:]
     sig = _SIGS.get(fn)
     if sig is None:
-        sig = _SIGS[fn] = inspect.signature(fn)
+        sig = _SIGS[fn] = inspect.signature(fn, follow_wrapped=False)
     b = sig.bind(*args, **kwargs)
     b.apply_defaults()
     return tuple(b.arguments.values())
@@ -367,7 +367,7 @@ def _symbolic_method(fn, cap):
     if isinstance(fn, types.MethodType) and user_code(fn.__func__):
         return False
     return cap.is_trace(owner) or type(owner) in (list, dict, set) or \
-        id(owner) in cap.source_of
+        id(owner) in cap.source_of or numpy_capture.is_array(owner)
 
 
 def _compile_fn_value(f, ctx):

@@ -26,7 +26,7 @@ import types
 from .._core.symbolic import ConstraintViolationError, Sym
 from .._core.tensor import Tensor
 from ..func._trace import TraceTracer
-from . import config
+from . import config, numpy_capture
 from .bytecode import instructions
 from .guards import CONSTANT_TYPES, Source
 from .builtins_table import (PURE_BUILTINS, MUTATING_METHODS, BINARY_OPS, COMPARE_OPS,
@@ -119,6 +119,7 @@ class Capture:
         self.dynamic = None         # compile(dynamic=...) (shapes.py, Note [Which dims are dynamic])
         self.frame_state = None     # shapes.FrameState of the code object, for automatic dynamic
         self.shape_env = None       # the ShapeEnv, made at the first symbolic size
+        self.tnp_inputs = False     # a numtorch._numpy array was read (numpy_capture)
 
     def _input_shape(self, real, src):
         """The shape a tensor input is captured with: symbols where dims are dynamic."""
@@ -142,13 +143,9 @@ class Capture:
             return hit
         g = self.guards
         if isinstance(real, Tensor):
-            from ..func._trace import TraceTracer as TT
-            from .._core.tensor import wrap as twrap
-            v = self.interp.new_var(self._input_shape(real, src), real._data.dtype,
-                                    prefix="arg")
-            g.tensor(src, real, {d for d, n in enumerate(v.shape) if n.__class__ is Sym})
-            sym = twrap(TT(self.interp, v), requires_grad=False)
-            self.inputs.append((v, src, real))
+            shape = self._input_shape(real, src)
+            g.tensor(src, real, {d for d, n in enumerate(shape) if n.__class__ is Sym})
+            sym = self.tensor_input(real, src, shape)
         elif type(real) in CONSTANT_TYPES:
             g.constant(src, real)
             return real
@@ -174,6 +171,8 @@ class Capture:
             g.identity(src.attr("__func__"), real.__func__)
             self.wrap(real.__self__, src.attr("__self__"))
             sym = real
+        elif (sym := numpy_capture.wrap_array(self, real, src)) is not None:
+            pass                     # a NumPy array: a traced numtorch._numpy array
         else:
             g.type_of(src, real)
             sym = real
@@ -183,6 +182,15 @@ class Capture:
         if sym is not real and type(real) in (list, dict):
             self.preexisting[id(sym)] = real
         return sym
+
+    def tensor_input(self, real, src, shape=None):
+        """A new graph input for Tensor ``real`` read by ``src`` (guards are the caller's)."""
+        from ..func._trace import TraceTracer as TT
+        from .._core.tensor import wrap as twrap
+        v = self.interp.new_var(tuple(real.shape) if shape is None else shape,
+                                real._data.dtype, prefix="arg")
+        self.inputs.append((v, src, real))
+        return twrap(TT(self.interp, v), requires_grad=False)
 
 
 _ITER_TYPES = (type(iter([])), type(iter(())), type(iter(range(0))))
@@ -421,7 +429,8 @@ class Frame:
         except Exception as e:
             self.unsupported(f"getattr({type(obj).__name__}, {name!r}) raised "
                              f"{type(e).__name__}: {e}", "check the attribute name")
-        if cap.is_trace(obj) or isinstance(obj, (SymIterator, SymCell)):
+        if cap.is_trace(obj) or isinstance(obj, (SymIterator, SymCell)) or \
+                numpy_capture.is_symbolic_array(obj, cap):
             return real
         if isinstance(obj, types.ModuleType) and not user_code(obj):
             return real          # library modules: their attributes are not guarded
@@ -515,7 +524,7 @@ class Frame:
             items = v.items[v.pos:]
             v.pos = len(v.items)
             return items
-        if self.cap.is_trace(v):
+        if self.cap.is_trace(v) or numpy_capture.is_symbolic_array(v, self.cap):
             if not v.shape:
                 self.unsupported("iteration over a 0-d tensor", "index it instead")
             return [v[i] for i in range(v.shape[0])]
@@ -605,7 +614,8 @@ class Frame:
         if id(c) in self.cap.preexisting or (_is_module(c)):
             self.cap.side_effects.append(("setitem", c, k, v))
             c[k] = v
-        elif isinstance(c, (list, dict)) or self.cap.is_trace(c):
+        elif isinstance(c, (list, dict)) or self.cap.is_trace(c) or \
+                numpy_capture.is_symbolic_array(c, self.cap):
             self.call_real(operator.setitem, (c, k, v), {}, "[]=")
         elif isinstance(c, Tensor):
             self.unsupported("item assignment into a tensor that is not an input",
@@ -623,7 +633,7 @@ class Frame:
     def FORMAT_VALUE(self, inst):
         spec = self.pop() if inst.arg & 0x04 else ""
         v = self.pop()
-        if isinstance(v, Tensor):
+        if isinstance(v, Tensor) or numpy_capture.is_symbolic_array(v, self.cap):
             self.unsupported("f-string of a tensor (needs its values)",
                              "format the tensor outside the compiled function")
         conv = inst.arg & 0x03
@@ -632,7 +642,7 @@ class Frame:
 
     # -- control flow -----------------------------------------------------------------------
     def truth(self, v):
-        if isinstance(v, Tensor):
+        if isinstance(v, Tensor) or numpy_capture.is_symbolic_array(v, self.cap):
             self.unsupported("generic_jump TensorVariable(): data-dependent control flow "
                              "(`if`/`while` on a tensor value)",
                              "use torch.where or torch.cond, or compute the condition "

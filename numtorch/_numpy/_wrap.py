@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from .._core import pytree
 from .._core.tensor import Tensor
+from .._ops.creation import from_numpy
 from ._ndarray import ndarray
 
 
@@ -21,6 +24,10 @@ def _to_ndarray(x):
 
 
 def _to_tensor(x):
+    # a NumPy array comes back from NumPy code run natively (a graph break inside compiled
+    # wrapped code materializes NumPy arrays: Note [Which array comes out])
+    if isinstance(x, np.ndarray):
+        return from_numpy(x)
     return x.tensor if isinstance(x, ndarray) else x
 
 
