@@ -297,6 +297,12 @@ class ProcessGroup:
         work.wait()
         return None
 
+    def call(self, name, fn, signature):
+        """Run ``fn`` as collective ``name`` (like ``run``), wait, and return its result."""
+        work = self.run(name, fn, signature, async_op=True)
+        work.wait()
+        return work._result
+
     def _check_agreement(self, name, signature):
         MPI = _mpi()
         import numpy as np
@@ -511,18 +517,12 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
             return world.comm.Create(mpi_group)   # collective over the whole world
         finally:
             mpi_group.Free()
-    comm = _run_on_thread(world, "new_group", create, f"ranks={ranks}")
+    comm = world.call("new_group", create, f"ranks={ranks}")
     if comm == _mpi().COMM_NULL:
         return GroupMember.NON_GROUP_MEMBER
     pg = ProcessGroup(comm, ranks, seconds)
     _world.groups.append(pg)
     return pg
-
-
-def _run_on_thread(pg, name, fn, signature):
-    box = []
-    pg.run(name, lambda: box.append(fn()), signature, async_op=False)
-    return box[0]
 
 
 def get_rank(group=None) -> int:

@@ -132,6 +132,12 @@ def _sig(a, **extra):
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces the tensor data across all machines in such a way that all get the final
     result; ``tensor`` is updated in place on every rank."""
+    return _all_reduce(tensor, op, group, async_op, check=True)
+
+
+def _all_reduce(tensor, op, group, async_op, check):
+    """``all_reduce``; ``check=False`` skips Note [Checking that ranks agree], for callers
+    that guarantee agreement themselves (DDP verifies its buckets at construction)."""
     pg = _resolve(group)
     if pg is None:
         return None
@@ -147,7 +153,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         if work is not a:
             a[...] = work
     _bump(tensor)
-    return pg.run("all_reduce", run, _sig(a, op=op.name), async_op)
+    return pg.run("all_reduce", run, _sig(a, op=op.name) if check else None, async_op)
 
 
 def broadcast(tensor, src, group=None, async_op=False):
@@ -396,11 +402,8 @@ def broadcast_object_list(object_list, src=0, group=None, device=None):
         raise TypeError(f"broadcast_object_list(): object_list must be a list, got "
                         f"{type(object_list).__name__}")
     mine = object_list if pg.rank() == root else None
-    box = []
-    pg.run("broadcast_object_list",
-           lambda: box.append(pg.comm.bcast(mine, root=root)),
-           f"len={len(object_list)} src={src}", async_op=False)
-    object_list[:] = box[0]
+    object_list[:] = pg.call("broadcast_object_list", lambda: pg.comm.bcast(mine, root=root),
+                             f"len={len(object_list)} src={src}")
 
 
 def all_gather_object(object_list, obj, group=None):
@@ -411,9 +414,7 @@ def all_gather_object(object_list, obj, group=None):
     if not isinstance(object_list, list) or len(object_list) != pg.size():
         raise ValueError(f"all_gather_object(): object_list must be a list of length "
                          f"world_size ({pg.size()}), got {object_list!r}")
-    box = []
-    pg.run("all_gather_object", lambda: box.append(pg.comm.allgather(obj)), "", async_op=False)
-    object_list[:] = box[0]
+    object_list[:] = pg.call("all_gather_object", lambda: pg.comm.allgather(obj), "")
 
 
 def gather_object(obj, object_gather_list=None, dst=0, group=None):
@@ -426,11 +427,9 @@ def gather_object(obj, object_gather_list=None, dst=0, group=None):
                               or len(object_gather_list) != pg.size()):
         raise ValueError(f"gather_object(): object_gather_list must be a list of length "
                          f"world_size ({pg.size()}) on the destination rank")
-    box = []
-    pg.run("gather_object", lambda: box.append(pg.comm.gather(obj, root=root)), f"dst={dst}",
-           async_op=False)
+    everything = pg.call("gather_object", lambda: pg.comm.gather(obj, root=root), f"dst={dst}")
     if pg.rank() == root:
-        object_gather_list[:] = box[0]
+        object_gather_list[:] = everything
 
 
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=0,
@@ -449,7 +448,5 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
         raise ValueError(f"scatter_object_list(): scatter_object_input_list must be a list of "
                          f"length world_size ({pg.size()}) on the source rank")
     mine = scatter_object_input_list if pg.rank() == root else None
-    box = []
-    pg.run("scatter_object_list", lambda: box.append(pg.comm.scatter(mine, root=root)),
-           f"src={src}", async_op=False)
-    scatter_object_output_list[0] = box[0]
+    scatter_object_output_list[0] = pg.call(
+        "scatter_object_list", lambda: pg.comm.scatter(mine, root=root), f"src={src}")

@@ -274,8 +274,10 @@ class DistributedDataParallel(Module):
             b = self._buckets[self._next_bucket]
             if b.pending:
                 return
-            b.work = dist.all_reduce(b.tensor, op=dist.ReduceOp.AVG, group=self.process_group,
-                                     async_op=True)
+            # no per-bucket agreement check: _verify_same_shapes_across_ranks made the
+            # buckets equal on every rank, and they are launched in index order
+            b.work = dist._collectives._all_reduce(b.tensor, dist.ReduceOp.AVG,
+                                                   self.process_group, True, check=False)
             self._next_bucket += 1
 
     def _start_used_flags(self):
