@@ -138,6 +138,22 @@ def no_sync_accumulates_locally_then_averages():
           [p.grad.numpy() for p in ref.parameters()])
 
 
+@check
+def compiled_ddp_model_trains_like_one_process():
+    # torch.compile(ddp): gradients still reach DDP's hooks and are averaged (the graphs are
+    # not split at bucket boundaries, so there is no overlap under compile)
+    ddp = DDP(mlp(seed=R))
+    compiled = torch.compile(ddp)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    for s in range(3):
+        x, y = batch(s)
+        opt.zero_grad()
+        nn.functional.mse_loss(compiled(mine(x)), mine(y)).backward()
+        opt.step()
+    close(params_of(ddp.module), params_of(train_reference(3)))
+    same_on_every_rank(params_of(ddp.module))
+
+
 class Branchy(nn.Module):
     """``extra`` is used only when ``use_extra``; ``never`` is never used."""
 
