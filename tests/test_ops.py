@@ -731,6 +731,50 @@ def test_region_compositions(op, dtype, index):
 
 
 # ---------------------------------------------------------------------------------------
+# compile columns: grad(compile(op)) through AOT autograd, vmap(compile(op))
+
+
+def _aot(f, args):
+    """``f`` traced at ``args`` and run as the aot_eager backend runs a captured graph:
+    joint graph, min-cut partition, one autograd node (numtorch._aot)."""
+    from numtorch._aot import aot_function, runner_compiler
+    return aot_function(make_graph(f)(*args), runner_compiler)
+
+
+@pytest.mark.parametrize("op, dtype, index", _transform_cases("aot_grad", differentiable=True,
+                                                              limit=1))
+def test_aot_grad(op, dtype, index):
+    """Eager autograd through the compiled forward/backward pair gives eager's gradients,
+    and vmap of the compiled function equals vmap of the op."""
+    f, primals = _as_float_function(op, sample(op, dtype, index))
+    run = _aot(f, primals)
+    rng = np.random.default_rng(index)
+    leaves = [p.clone().requires_grad_() for p in primals]
+    outs = run(*leaves)
+    eager_leaves = [p.clone().requires_grad_() for p in primals]
+    eager_outs = f(*eager_leaves)
+    assert [o.requires_grad for o in outs] == [o.requires_grad for o in eager_outs]
+    if not op.mutates_input:   # a graph that writes runs node by node (not a region)
+        assert any(o.grad_fn is not None and o.grad_fn.name() == "CompiledFunctionBackward"
+                   for o in outs), "the compiled pair is one autograd node"
+    us = [_randn_like(o, rng) for o in outs]
+    keep = [k for k, o in enumerate(eager_outs) if o.requires_grad]
+    got = torch.autograd.grad([outs[k] for k in keep], leaves, [us[k] for k in keep],
+                              allow_unused=True)
+    expected = torch.autograd.grad([eager_outs[k] for k in keep], eager_leaves,
+                                   [us[k] for k in keep], allow_unused=True)
+    assert_close(outs, f(*primals), equal_nan=True)
+    assert_close([g if g is not None else torch.zeros_like(p) for g, p in zip(got, primals)],
+                 [g if g is not None else torch.zeros_like(p) for g, p in zip(expected, primals)],
+                 equal_nan=True)
+    if op.supports_vmap and "vmap" not in sample(op, dtype, index).skip:
+        dims = (0,) * len(primals)
+        batched = _batch(primals, dims)
+        assert_close(vmap(run, in_dims=dims)(*batched), vmap(f, in_dims=dims)(*batched),
+                     equal_nan=True)
+
+
+# ---------------------------------------------------------------------------------------
 # Coverage: every public op and Tensor method has an entry
 
 # Public names that are not ops (nothing to sample), each with where it is tested; modules

@@ -40,7 +40,7 @@ class AotPair:
     """The partition of one region for one pattern of inputs needing grad, compiled."""
 
     __slots__ = ("region", "needs_grad", "partition", "forward", "backward", "n_in",
-                 "diff_outputs", "out_types", "__weakref__")
+                 "diff_outputs", "out_types", "requires_grad", "__weakref__")
 
     def __init__(self, region, needs_grad, compiler):
         self.region, self.needs_grad = region, needs_grad
@@ -51,6 +51,13 @@ class AotPair:
         self.forward = compiler(p.forward)
         self.backward = compiler(p.backward)
         self.out_types = tuple((v.shape, v.dtype) for v in p.forward.outputs)
+        # which outputs get a grad_fn: floating ones computed from an input needing grad
+        dep = {id(v) for v, need in zip(region.inputs, needs_grad) if need}
+        for node in region.nodes:
+            if any(id(v) in dep for v in node.ins):
+                dep.update(id(o) for o in node.outs)
+        self.requires_grad = tuple(j in self.diff_outputs and id(o) in dep
+                                   for j, o in enumerate(region.outputs))
 
     def __repr__(self):
         return f"AotPair({self.region.name}, {self.partition!r})"
@@ -90,7 +97,8 @@ def _vjp_context(node, outs):
     node.checked = [primals[i] for i in pair.partition.saved_inputs]
     node.versions = [t._version_counter.value for t in node.checked]
     node.metadata = {"name": "CompiledFunctionBackward"}
-    return list(outs[:n_out]) + [None] * (len(outs) - n_out)
+    return [o if r else None for o, r in zip(outs, pair.requires_grad)] + \
+        [None] * (len(outs) - n_out)
 
 
 aot_call = Primitive("aot_call", impl=_impl, shape=_shape, vjp=_vjp, multiple_results=True,
