@@ -152,7 +152,7 @@ class Codegen:
     def build(self, graph_call):
         """The ``___run`` function: graph call first, then the emitted lines."""
         head = ["def ___run(L, G, C):"]
-        if graph_call:
+        if graph_call is not None:   # a graph of captured constants only has no inputs
             head.append(f"    ___o = ___graph({', '.join(graph_call)})")
         src = "\n".join(head + self.lines) + "\n"
         self.scope.update(self.cap.guards.consts)   # sources may name guard constants
