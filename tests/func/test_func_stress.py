@@ -127,3 +127,30 @@ def test_nested_transform_matches_independent_reference(names):
     want = outer_ref(inner)(x)
     assert tuple(got.shape) == tuple(want.shape)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
+
+
+# compile as one more transform (backend aot_eager): its reference is the identity, so
+# `outer(compile(inner))` is checked against outer's independent reference of the compiled
+# inner function, and `compile(g)` against `g`, each level validated as above.
+def _t_compile(g):
+    return torch.compile(g, backend="aot_eager")
+
+
+COMPILE_TRANSFORMS = {**TRANSFORMS, "compile": (_t_compile, lambda g: g)}
+COMPILE_CASES = [("compile", n) for n in COMPILE_TRANSFORMS] + \
+    [(n, "compile") for n in TRANSFORMS] + \
+    [("grad", "compile", "vmap"), ("vmap", "compile", "grad"), ("compile", "jacfwd", "jacrev"),
+     ("jacrev", "compile", "jacfwd")]
+
+
+@pytest.mark.parametrize("names", COMPILE_CASES, ids=lambda n: "(".join(n) + ")" * (len(n) - 1))
+def test_nested_with_compile_matches_independent_reference(names):
+    x = torch.tensor([0.3, -0.8, 1.1], dtype=F64)
+    inner = f
+    for name in reversed(names[1:]):
+        inner = COMPILE_TRANSFORMS[name][0](inner)
+    outer_t, outer_ref = COMPILE_TRANSFORMS[names[0]]
+    got = outer_t(inner)(x)
+    want = outer_ref(inner)(x)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
