@@ -19,8 +19,9 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-FRAMEWORKS = ("numtorch", "numpy", "torch", "jax")
-LABELS = {"numtorch": "numtorch", "numpy": "NumPy", "torch": "PyTorch", "jax": "JAX (jit)"}
+FRAMEWORKS = ("numtorch", "numpy", "torch", "jax", "numba")
+LABELS = {"numtorch": "numtorch", "numpy": "NumPy", "torch": "PyTorch", "jax": "JAX (jit)",
+          "numba": "Numba (njit)"}
 
 
 @dataclasses.dataclass

@@ -4,7 +4,7 @@ Each cell is timed timeit-style (warm-up, an auto-ranged number of calls per rep
 median over repeats, or the minimum with ``--stat min``, which is the steadier estimate
 on a machine that other work shares) with the garbage collector off, printed per call. The
 table has one column per framework (numtorch, NumPy hand-written, PyTorch eager with 2
-threads, JAX jitted; a missing framework is skipped) and the ratios numtorch/NumPy and
+threads, JAX jitted, Numba njit; a missing framework is skipped) and the ratios numtorch/NumPy and
 numtorch/PyTorch; the speed targets of issues #2, #3 and #6 are checked underneath. Results
 are also written as JSON with the date and machine. Speed targets live here, never in
 unit tests.
@@ -27,7 +27,7 @@ if __package__ in (None, ""):  # `python benchmarks/run.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "benchmarks"
 
-from . import compile_backend, eager, graph, transforms  # noqa: E402,F401  (eager registers its workloads on import)
+from . import compile_backend, compile_numpy, eager, graph, transforms  # noqa: E402,F401  (eager registers its workloads on import)
 from .common import FRAMEWORKS, LABELS, WORKLOADS, Workload, add, available, has_func  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -195,6 +195,11 @@ def check_targets(results):
     if chain and region:
         out.append(("a traced graph runs in <= 0.6x eager's time", "20-op chain",
                     region / chain, 0.6, region / chain <= 0.6))
+    for name, fw, limit in compile_numpy.SPEEDUP_TARGETS:
+        a, b = by_name.get(name, {}).get("numtorch"), by_name.get(name, {}).get(fw)
+        if a and b:
+            out.append((f"numtorch >= {limit:g}x faster than {LABELS[fw]}", name, b / a, limit,
+                        b / a >= limit))
     for name, limit, desc in compile_backend.ABSOLUTE_TARGETS:
         value = by_name.get(name, {}).get("numtorch")
         if value is not None:
