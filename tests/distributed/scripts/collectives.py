@@ -314,7 +314,7 @@ def timeout_instead_of_a_hang():
         w = dist.barrier(async_op=True)
         w.wait(timeout=timedelta(seconds=60))
     else:
-        time.sleep(1.5)      # joins late: rank 0 has given up waiting by then
+        time.sleep(2.0)      # joins late: rank 0 has given up waiting by then (margin for load)
         dist.all_reduce(x, group=slow)
         dist.barrier()
         close(x, np.sum(everyone((6,)), 0))
@@ -329,7 +329,7 @@ def work_wait_timeout():
         assert not w.is_completed()
         w.wait(timeout=timedelta(seconds=60))   # rank 1 arrives later
     else:
-        time.sleep(1.0)
+        time.sleep(1.5)
         dist.all_reduce(x)
     close(x, np.sum(everyone((2,)), 0))
 
