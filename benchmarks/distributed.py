@@ -239,7 +239,8 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"one_rank": one, "ranks": many, "date": time.strftime("%Y-%m-%d %H:%M"),
-                       "cpu_count": os.cpu_count()}, f, indent=1)
+                       "cpu_count": os.cpu_count(), "load_avg_after": os.getloadavg()}, f,
+                      indent=1)
 
 
 if __name__ == "__main__":
