@@ -334,6 +334,18 @@ def work_wait_timeout():
     close(x, np.sum(everyone((2,)), 0))
 
 
+@check
+def destroy_and_init_again():
+    import sys as _sys
+    dist.destroy_process_group()
+    assert not dist.is_initialized() and _sys.excepthook is _sys.__excepthook__
+    raises(RuntimeError, ["not been initialized"], lambda: dist.all_reduce(torch.ones(1)))
+    dist.init_process_group("mpi", timeout=timedelta(seconds=60))
+    x = t(data(R))
+    dist.all_reduce(x)
+    close(x, np.sum(everyone(), 0))
+
+
 def setup():
     global R, N
     dist.init_process_group(backend="mpi")
