@@ -27,7 +27,7 @@ if __package__ in (None, ""):  # `python benchmarks/run.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "benchmarks"
 
-from . import compile_backend, compile_numpy, eager, graph, transforms  # noqa: E402,F401  (eager registers its workloads on import)
+from . import compile_backend, compile_numpy, compile_train, eager, graph, transforms  # noqa: E402,F401  (eager registers its workloads on import)
 from .common import FRAMEWORKS, LABELS, WORKLOADS, Workload, add, available, has_func  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
