@@ -122,6 +122,9 @@ def aot_function(graph, compiler, *, inference=None):
     """
     if graph.shape_env is not None:
         return _per_sizes(graph, compiler, inference)
+    from .repro import checked_compiler, repro_after
+    if repro_after() == "aot":      # the accuracy minifier (repro.py)
+        compiler = checked_compiler(compiler)
     region, consts, positions = graph.closed()
     pairs = {}
     run_inference = None

@@ -45,6 +45,9 @@ from .maxflow import INF, min_cut
 # (39%): the two matmul outputs before their bias adds (262,144 + 131,072), the logits
 # (5,120), the softmax's row sums (512) and the loss's normaliser (4). The bias adds,
 # relus, masks, transposes and exp are recomputed in the backward, fused into its kernels.
+# The same MLP as nn.Sequential captured from `compile(step)` (its Linear layers contract
+# without a transpose node) saves 9 values, 498,692 bytes, when saving everything, and the
+# same 5 values, 398,852 bytes (80%), with the min cut.
 
 
 def joint_graph(graph, needs_grad):

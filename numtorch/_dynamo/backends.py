@@ -149,11 +149,21 @@ def _per_sizes(graph, compile_graph):
 
 def lookup_backend(backend):
     if callable(backend):
-        return backend
+        return _checked(backend)
     if isinstance(backend, str):
         if backend not in _BACKENDS:
             raise ValueError(f"compile: unknown backend {backend!r}; expected one of "
                              f"{list_backends()} or a callable backend(gm, example_inputs)")
-        return _BACKENDS[backend]
+        return _checked(_BACKENDS[backend])
     raise TypeError(f"compile: backend must be a string or a callable, got "
                     f"{type(backend).__name__}")
+
+
+def _checked(backend):
+    """``backend``, compared with eager on each graph's first call when
+    NUMTORCH_REPRO_AFTER=dynamo (the accuracy minifier, numtorch._aot.repro)."""
+    import os
+    if os.environ.get("NUMTORCH_REPRO_AFTER") is None:
+        return backend
+    from .._aot.repro import checked_backend, repro_after
+    return checked_backend(backend) if repro_after() == "dynamo" else backend
