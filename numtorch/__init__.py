@@ -58,6 +58,8 @@ from ._ops.einsum import einsum  # noqa: E402,F401
 from ._ops.sorting import sort, argsort, msort, topk, kthvalue, median  # noqa: E402,F401
 from ._core.printing import set_printoptions  # noqa: E402,F401
 from . import utils  # noqa: E402,F401  (torch.utils.data / .benchmark load on first use)
+from . import cuda, backends  # noqa: E402,F401
+from ._ops.creation import set_default_device, get_default_device  # noqa: E402,F401
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,  # noqa: A001

@@ -7,6 +7,8 @@ methods that forward to it are attached by ``_ops/methods.py``.
 """
 from __future__ import annotations
 
+import builtins as _builtins
+
 import numpy as np
 from numpy import ndarray
 
@@ -35,35 +37,75 @@ class Size(tuple):
         return tuple.__getitem__(self, item)
 
 
+class CudaNotAvailableError(RuntimeError, AssertionError):
+    """Raised when a program asks for CUDA (or MPS), which numtorch does not have.
+
+    It is a RuntimeError that says why, and also an AssertionError, the type PyTorch's
+    CPU-only build raises ("Torch not compiled with CUDA enabled"), so code that catches
+    either keeps working."""
+
+
+# Device types a program may name: numtorch computes on 'cpu' (and shapes on 'meta');
+# 'cuda' and 'mps' can be named (``torch.device("cuda" if torch.cuda.is_available() else
+# "cpu")`` is everyday code) but placing a tensor there raises CudaNotAvailableError.
+_DEVICE_TYPES = ("cpu", "meta", "cuda", "mps")
+
+
 class device:
-    """``torch.device``: ``'cpu'`` or ``'meta'``."""
+    """``torch.device``: ``'cpu'`` or ``'meta'``; ``'cuda'``/``'mps'`` can be named but not used.
+
+    >>> device("cuda:1")
+    device(type='cuda', index=1)
+    """
 
     __slots__ = ("type", "index")
 
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
-        type = str(type)
+        elif isinstance(type, int) and not isinstance(type, bool):
+            raise CudaNotAvailableError(f"torch.device({type}): a bare device index means a "
+                                        "CUDA device, which numtorch does not have (it runs on "
+                                        "the CPU only)")
+        if not isinstance(type, str):
+            raise TypeError(f"device(): argument 'type' must be str, not {_builtins.type(type).__name__}")
         if ":" in type:
-            type, index = type.split(":")[0], int(type.split(":")[1])
-        if type not in ("cpu", "meta"):
-            raise RuntimeError(f"Expected one of cpu, meta device type at start of device "
-                               f"string: {type} (numtorch runs on the CPU only)")
+            type, _, idx = type.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+            index = int(idx)
+        if type not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of cpu, cuda, mps, meta device type at start of "
+                               f"device string: {type} (numtorch runs on the CPU only)")
         self.type, self.index = type, index
 
     def __repr__(self):
-        return f"device(type='{self.type}')"
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
 
     def __str__(self):
-        return self.type
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
         if isinstance(other, str):
             other = device(other)
-        return isinstance(other, device) and self.type == other.type
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):
-        return hash(self.type)
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return device, (self.type, self.index)
+
+    def _check_usable(self, what="a tensor"):
+        """Raises unless numtorch can place ``what`` on this device; returns self."""
+        if self.type in ("cuda", "mps"):
+            raise CudaNotAvailableError(
+                f"{what} on device '{self}': {self.type.upper()} is not available in numtorch "
+                f"(it runs on the CPU only; Torch not compiled with {self.type.upper()} "
+                f"enabled). Use device='cpu', or pick it with torch.cuda.is_available().")
+        return self
 
 
 CPU = device("cpu")

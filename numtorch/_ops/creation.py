@@ -17,7 +17,7 @@ from .._prims import random as R
 
 
 def _is_meta(device):
-    return device is not None and _device(device).type == "meta"
+    return device is not None and _device(device)._check_usable().type == "meta"
 
 
 def _finish(arr, dtype=None, device=None, requires_grad=False):
@@ -411,3 +411,25 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     out = np.stack([g.choice(rows.shape[1], size=num_samples, replace=replacement, p=r / r.sum())
                     for r in rows])
     return wrap_array(out.reshape(probs.shape[:-1] + (num_samples,)).astype(np.int64))
+
+
+def set_default_device(device):
+    """Sets the default ``torch.Tensor`` to be allocated on ``device``.
+
+    numtorch allocates on the CPU only: ``'cpu'`` (or ``None``) is accepted and changes
+    nothing; ``'cuda'``/``'mps'`` raise CudaNotAvailableError (PyTorch's CPU build accepts
+    them and fails at the next allocation; failing here points at the line to change);
+    ``'meta'`` as a default is not supported (pass ``device='meta'`` per call instead).
+    """
+    if device is None:
+        return
+    d = _device(device)._check_usable("set_default_device()")
+    if d.type != "cpu":
+        raise NotImplementedError("set_default_device: numtorch supports only 'cpu' as the "
+                                  f"default device, got {device!r}; pass device='meta' to "
+                                  "each creation call instead")
+
+
+def get_default_device():
+    """Gets the default ``torch.Tensor`` to be allocated on ``device``: always the CPU."""
+    return _device("cpu")

@@ -335,7 +335,7 @@ def to(self, *args, **kwargs):
             from ._common import convert
             out = convert(self, d)
     if dev is not None:
-        target = _device(dev)
+        target = _device(dev)._check_usable("Tensor.to()")
         if target != out.device:
             out = _to_device(out, target)
     if copy and out is self:
@@ -375,8 +375,7 @@ for _name, _d in (("float", _dt.float32), ("double", _dt.float64), ("half", _dt.
     setattr(Tensor, _name, _caster(_d))
 
 Tensor.cpu = lambda self, memory_format=None: self
-Tensor.cuda = lambda self, *a, **k: (_ for _ in ()).throw(
-    RuntimeError("numtorch runs on the CPU only: Torch not compiled with CUDA enabled"))
+Tensor.cuda = lambda self, device=None, *a, **k: _device("cuda")._check_usable("Tensor.cuda()")
 
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):

@@ -653,7 +653,8 @@ class Module:
         return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
-        raise RuntimeError("numtorch runs on the CPU only: Torch not compiled with CUDA enabled")
+        """Moves all parameters and buffers to the GPU: raises, as numtorch has none."""
+        _device("cuda")._check_usable("Module.cuda()")
 
     def share_memory(self):
         return self
@@ -772,5 +773,5 @@ def _parse_to(args, kwargs):
     if dtype is not None:
         dtype = _dt.to_dtype(dtype)
     if device is not None:
-        device = _device(device)
+        device = _device(device)._check_usable("Module.to()")
     return device, dtype
