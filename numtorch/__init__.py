@@ -76,4 +76,9 @@ def __getattr__(name):
     if name in ("_dynamo", "compiler", "_logging", "distributed"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    # torch.save / torch.load (and torch.serialization) too
+    if name in ("save", "load", "serialization"):
+        import importlib
+        serialization = importlib.import_module(f"{__name__}.serialization")
+        return serialization if name == "serialization" else getattr(serialization, name)
     raise AttributeError(f"module 'numtorch' has no attribute {name!r}")
