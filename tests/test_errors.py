@@ -7,6 +7,7 @@ refuses). PyTorch's NotImplementedError is a RuntimeError subclass and counts as
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import numtorch
@@ -198,3 +199,73 @@ def test_cuda_is_unavailable():
         numtorch.ones(1).cuda()
     with pytest.raises(RuntimeError, match="CUDA is not available in numtorch"):
         numtorch.ones(1, device="cuda")
+
+
+# PyTorch 2.13's user warnings (Note [Warn-once user warnings]): the same text, shown once
+# per process, and only where PyTorch shows them (checked against the oracle where installed).
+
+def _fresh_warning_flags():
+    from numtorch._core import tensor as _tensor_mod
+    from numtorch._ops import creation as _creation_mod
+    _tensor_mod._warned_scalar_of_requires_grad[0] = False
+    _creation_mod._warned_list_of_ndarrays[0] = False
+
+
+@pytest.mark.parametrize("make, data", [("tensor", [np.ones(2), np.zeros(2)]),
+                                        ("as_tensor", (np.ones(2), np.zeros(2))),
+                                        ("tensor", [[1.0, 2.0], np.ones(2)])])
+def test_tensor_from_a_list_of_ndarrays_warns_once(make, data):
+    import warnings
+    _fresh_warning_flags()
+    with pytest.warns(UserWarning, match="Creating a tensor from a list of numpy.ndarrays is "
+                                         "extremely slow") as record:
+        out = getattr(numtorch, make)(data)
+    assert record[0].filename == __file__   # points at the user's line
+    np.testing.assert_array_equal(out.numpy(), np.array(data))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(numtorch, make)(data)         # once per process, as PyTorch's TORCH_WARN_ONCE
+        numtorch.tensor([[1.0, 2.0], [3.0, 4.0]])   # plain lists never warn
+
+
+def test_scalar_of_a_tensor_requiring_grad_warns_like_pytorch():
+    import warnings
+    x = numtorch.ones((), requires_grad=True)
+    for quiet in (lambda: x.item(), lambda: int(x), lambda: bool(x), lambda: x.tolist(),
+                  lambda: float(x.detach())):
+        _fresh_warning_flags()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            quiet()
+    _fresh_warning_flags()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with numtorch.no_grad():
+            float(x)                          # grad mode off: no warning
+    for loud in (lambda: float(x), lambda: complex(x), lambda: float(x * 2)):
+        _fresh_warning_flags()
+        with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True to a "
+                                             "scalar may lead to unexpected behavior.\nConsider "
+                                             "using tensor.detach\\(\\) first."):
+            loud()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        float(x)                              # shown once per process
+
+
+def test_user_warning_texts_equal_pytorchs():
+    torch = pytest.importorskip("torch")
+    import subprocess
+    import sys
+    code = ("import warnings, numpy as np, torch\nwarnings.simplefilter('always')\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    torch.tensor([np.ones(2)]); float(torch.ones((), requires_grad=True))\n"
+            "print('|'.join(str(x.message).split(' (Triggered')[0] for x in w))")
+    theirs = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+    _fresh_warning_flags()
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        numtorch.tensor([np.ones(2)])
+        float(numtorch.ones((), requires_grad=True))
+    assert "|".join(str(x.message) for x in w) == theirs

@@ -37,6 +37,25 @@ class Size(tuple):
         return tuple.__getitem__(self, item)
 
 
+# Note [Warn-once user warnings]
+# A few of PyTorch's UserWarnings come from C++ TORCH_WARN_ONCE: they are shown once per
+# process, whatever Python's warning filters say about repeats. numtorch keeps the same
+# behaviour with a module-level flag per warning (tests reset the flag to see it again).
+_warned_scalar_of_requires_grad = [False]
+
+
+def _warn_scalar_of_requires_grad(t):
+    """PyTorch 2.13 warns once when ``float()``/``complex()`` (not ``int``, ``bool`` or
+    ``.item()``) converts a tensor that requires grad while grad mode is on."""
+    if _warned_scalar_of_requires_grad[0] or not _prim.grad_mode[0] or not t.requires_grad:
+        return
+    _warned_scalar_of_requires_grad[0] = True
+    import warnings
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                  "unexpected behavior.\nConsider using tensor.detach() first.", UserWarning,
+                  stacklevel=3)
+
+
 class CudaNotAvailableError(RuntimeError, AssertionError):
     """Raised when a program asks for CUDA (or MPS), which numtorch does not have.
 
@@ -322,6 +341,7 @@ class Tensor:
         return bool(d.reshape(()))
 
     def __float__(self):
+        _warn_scalar_of_requires_grad(self)
         return float(self.item())
 
     def __int__(self):
@@ -333,6 +353,7 @@ class Tensor:
         return int(self.item())
 
     def __complex__(self):
+        _warn_scalar_of_requires_grad(self)
         return complex(self.item())
 
     def __len__(self):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import warnings
 
 import numpy as np
 from numpy import ndarray
@@ -53,9 +54,29 @@ def _infer_dtype(arr: ndarray, data) -> _dt.dtype:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
+_warned_list_of_ndarrays = [False]   # Note [Warn-once user warnings] in _core/tensor.py
+
+
+def _has_ndarray(seq):
+    """Whether a (nested) list or tuple holds a NumPy array anywhere (a set of element
+    types per level, so plain number lists stay cheap to check)."""
+    kinds = set(map(type, seq))
+    if ndarray in kinds:
+        return True
+    if list in kinds or tuple in kinds:
+        return any(_has_ndarray(x) for x in seq if type(x) in (list, tuple))
+    return False
+
+
 def _to_array(data):
     if isinstance(data, Tensor):
         return data._concrete("tensor()")
+    if (not _warned_list_of_ndarrays[0] and isinstance(data, (list, tuple))
+            and _has_ndarray(data)):
+        _warned_list_of_ndarrays[0] = True
+        warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
+                      "consider converting the list to a single numpy.ndarray with numpy.array() "
+                      "before converting to a tensor.", UserWarning, stacklevel=3)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
         return np.array(_nested_values(data))
     try:
