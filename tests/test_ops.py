@@ -791,6 +791,8 @@ NOT_OPS = {
     "default_generator", "get_default_dtype", "set_default_dtype",
     # transforms (tests/func)
     "vmap", "compile",
+    # the default device (CPU only): tests/test_cuda_backends.py
+    "get_default_device", "set_default_device",
 }
 
 # Ops other engineers own and will add entries for (numtorch/testing/_db/<area>.py): a
