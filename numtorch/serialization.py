@@ -89,20 +89,22 @@ def _storage_of(arr):
     """The array whose buffer ``arr`` views, and ``arr``'s offset and strides in elements of
     it; or None when ``arr`` cannot be described as a strided view of it (then it is saved
     as a storage of its own)."""
-    base = arr
-    while isinstance(base.base, np.ndarray):
+    base = arr   # the outermost array of the same dtype that ``arr`` views
+    while isinstance(base.base, np.ndarray) and base.base.dtype == arr.dtype:
         base = base.base
     if base is arr:
         return (arr, 0, tuple(s // arr.itemsize for s in arr.strides)) \
             if arr.flags.c_contiguous else None
     item = arr.itemsize
-    if (base.dtype != arr.dtype or not base.flags.c_contiguous
-            or any(s % item or s < 0 for s in arr.strides)):
+    if not base.flags.c_contiguous or any(s % item or s < 0 for s in arr.strides):
         return None
     offset = arr.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     if offset % item or offset < 0:
         return None
-    return base, offset // item, tuple(s // item for s in arr.strides)
+    offset, stride = offset // item, tuple(s // item for s in arr.strides)
+    if arr.size and offset + sum((n - 1) * s for n, s in zip(arr.shape, stride)) >= base.size:
+        return None
+    return base, offset, stride
 
 
 class _Pickler(pickle._Pickler):
