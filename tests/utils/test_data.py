@@ -319,3 +319,22 @@ def test_worker_timeout_is_checked():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert [b.tolist() for b in DataLoader([1, 2, 3], batch_size=2, num_workers=1, timeout=30)] == [[1, 2], [3]]
+
+
+def test_tensor_dataset_batches_equal_per_sample_collation():
+    """Note [TensorDataset batches]: the one-gather fast path gives what default_collate of
+    the samples gives (forced through a wrapping collate_fn), under Subsets too."""
+    x = numtorch.randn(23, 3, requires_grad=True)
+    ds = TensorDataset(x, numtorch.arange(23), numtorch.rand(23) > 0.5)
+    for data in (ds, Subset(ds, list(range(20, 2, -1))), random_split(ds, [0.5, 0.5])[1]):
+        fast = DataLoader(data, batch_size=4, shuffle=True, generator=numtorch.Generator().manual_seed(3))
+        slow = DataLoader(data, batch_size=4, shuffle=True, generator=numtorch.Generator().manual_seed(3),
+                          collate_fn=lambda b: default_collate(b))
+        for a, b in zip(fast, slow, strict=True):
+            assert type(a) is type(b) is list and len(a) == len(b) == 3
+            for u, v in zip(a, b):
+                assert u.dtype == v.dtype and u.shape == v.shape
+                np.testing.assert_array_equal(u.detach().numpy(), v.detach().numpy())
+    (first,) = [b[0] for b in DataLoader(ds, batch_size=23)]
+    first.sum().backward()   # gradients flow back to the dataset's tensor, as with stacking
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((23, 3), np.float32))

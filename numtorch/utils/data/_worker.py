@@ -23,6 +23,8 @@ import traceback
 
 import numpy as np
 
+from ._collate import default_collate
+
 
 _STATUS_CHECK_INTERVAL = 0.5   # seconds between a waiting worker's checks of its parent
 
@@ -103,6 +105,23 @@ class _ResumeIteration:
     pass
 
 
+def _tensor_dataset_batch(dataset, indices):
+    """Note [TensorDataset batches]: ``default_collate`` of the samples of a TensorDataset
+    (possibly under Subsets) is, per tensor, the rows at ``indices`` stacked, which one
+    gather computes: ``[t[indices] for t in tensors]``, the same values (and a list, as
+    default_collate makes of tuples) without a Tensor per sample. Returns None for any
+    other dataset."""
+    from .dataset import Subset, TensorDataset
+    while type(dataset) is Subset:
+        indices = [dataset.indices[i] for i in indices]
+        dataset = dataset.dataset
+    if type(dataset) is not TensorDataset:
+        return None
+    from ..._ops.creation import tensor
+    index = tensor(indices)
+    return [t[index] for t in dataset.tensors]
+
+
 class _MapDatasetFetcher:
     def __init__(self, dataset, auto_collation, collate_fn, drop_last):
         self.dataset, self.auto_collation = dataset, auto_collation
@@ -110,6 +129,10 @@ class _MapDatasetFetcher:
 
     def fetch(self, possibly_batched_index):
         if self.auto_collation:
+            if self.collate_fn is default_collate:
+                batch = _tensor_dataset_batch(self.dataset, possibly_batched_index)
+                if batch is not None:
+                    return batch
             getitems = getattr(self.dataset, "__getitems__", None)
             if callable(getitems):
                 data = getitems(possibly_batched_index)
