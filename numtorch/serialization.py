@@ -165,9 +165,8 @@ class _Pickler(pickle._Pickler):
         if arr.dtype not in _STORAGE_TYPE:
             raise pickle.PicklingError(f"torch.save: cannot save a tensor of dtype {arr.dtype}")
         where = _storage_of(arr)
-        if where is None:   # not a strided view of a contiguous buffer: its own storage
-            where = (np.ascontiguousarray(arr), 0, None)
-            where = (where[0], 0, tuple(s // arr.itemsize for s in where[0].strides))
+        if where is None:   # not a strided view of a contiguous buffer: a storage of its own
+            where = _storage_of(np.array(arr, order="C", copy=True))   # owns its memory
         base, offset, stride = where
         if arr.ndim == 0:
             stride = ()
