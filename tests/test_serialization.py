@@ -225,3 +225,12 @@ def test_argument_errors_name_the_argument(tmp_path):
         numtorch.load(not_zip)
     with pytest.raises(pickle.PicklingError, match="meta tensor"):
         numtorch.save(numtorch.ones(2, device="meta"), io.BytesIO())
+
+
+def test_tensors_over_fortran_ordered_or_flipped_memory_save_as_copies():
+    f = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    obj = {"col": numtorch.from_numpy(f[:, 1]), "whole": numtorch.from_numpy(f),
+           "flip": numtorch.from_numpy(f[::-1, ::-2])}
+    got = _roundtrip(obj)
+    for k, v in obj.items():
+        np.testing.assert_array_equal(got[k].numpy(), v.numpy())
