@@ -234,3 +234,20 @@ def test_tensors_over_fortran_ordered_or_flipped_memory_save_as_copies():
     got = _roundtrip(obj)
     for k, v in obj.items():
         np.testing.assert_array_equal(got[k].numpy(), v.numpy())
+
+
+def test_a_whole_pytorch_module_loads_as_numtorchs_namesake_with_weights_only_false():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Tanh())
+    buf = io.BytesIO()
+    torch.save(model, buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        numtorch.load(buf)   # a module is code: refused by default, as in PyTorch
+    buf.seek(0)
+    ours = numtorch.load(buf, weights_only=False)
+    assert isinstance(ours, numtorch.nn.Sequential) and isinstance(ours[0], numtorch.nn.Linear)
+    x = np.random.default_rng(2).standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_allclose(ours(numtorch.tensor(x)).detach().numpy(),
+                               model(torch.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
