@@ -235,3 +235,30 @@ def test_a_graph_without_inputs_runs():
     out = torch.compile(f, backend="eager")()
     assert isinstance(out, np.ndarray) and out.dtype == np.float64
     np.testing.assert_allclose(out, np.eye(3) / 2)
+
+
+def test_mixed_torch_numpy_program_compiles_to_one_graph():
+    def f(x):
+        a = x.numpy()                      # NumPy's semantics from here: float32 stays
+        b = np.sin(a) * 2.5
+        return torch.from_numpy(b) + torch.tensor(a), torch.as_tensor(a, dtype=torch.float64)
+
+    x = torch.randn(5)
+    got = torch.compile(f, backend="eager")(x)
+    ref = f(x)
+    assert explain(f)(x).graph_break_count == 0
+    for g, r in zip(got, ref):
+        assert isinstance(g, torch.Tensor) and g.dtype == r.dtype
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-6)
+
+
+def test_writes_through_numpy_view_of_an_input_tensor_reach_it():
+    def f(x):
+        a = x.numpy()
+        a[0] = 7.0
+        return x * 1
+
+    x = torch.zeros(3)
+    out = torch.compile(f, backend="eager")(x)
+    np.testing.assert_array_equal(out.numpy(), [7.0, 0.0, 0.0])
+    np.testing.assert_array_equal(x.numpy(), [7.0, 0.0, 0.0])

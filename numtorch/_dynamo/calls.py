@@ -37,6 +37,8 @@ def call_function(frame, fn, args, kwargs):
         return frame.call_real(fn, args, kwargs, _name(fn))
     if numpy_capture.is_numpy_callable(fn):     # np.sum → numtorch._numpy.sum, or a break
         return numpy_capture.numpy_call(frame, fn, args, kwargs)
+    if numpy_capture.is_bridge(cap, fn, args):   # t.numpy(), torch.from_numpy(a)
+        return numpy_capture.bridge(frame, fn, args, kwargs)
     if fn in (builtins.type, builtins.isinstance) and args and \
             numpy_capture.is_symbolic_array(args[0], cap):
         return numpy_capture.type_query(cap, fn, args)

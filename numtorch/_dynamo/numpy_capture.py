@@ -15,6 +15,8 @@ owns the three points where NumPy meets the symbolic interpreter:
   draws are not graph nodes: Note [NumPy's generator semantics]), are graph breaks: NumPy
   runs them on real arrays. With ``config.trace_numpy = False`` every NumPy call and the
   first use of a NumPy array is a graph break.
+- *conversions*: ``t.numpy()`` and ``torch.from_numpy(a)`` of traced values box and unbox
+  (Note [Tensor <-> ndarray in capture]), so mixed PyTorch/NumPy code stays one graph.
 - *outputs*: a traced array that leaves the graph (returned, live across a graph break,
   passed to code that runs natively) is materialized by the generated code (Note [Which
   array comes out]).
@@ -175,6 +177,43 @@ def numpy_call(frame, fn, args, kwargs):
         frame.unsupported(f"NumPy function np.{name}: {why}; NumPy runs it at a graph break",
                           "use a function numtorch._numpy supports to keep one graph")
     return frame.call_real(ours, args, kwargs, name)
+
+
+# Note [Tensor <-> ndarray in capture]
+# Mixed programs convert with ``t.numpy()`` and ``torch.from_numpy(a)`` (the FAQ: "mixed
+# PyTorch-NumPy programs"). On traced values both are free: ``t.numpy()`` boxes the trace
+# tensor in a ``numtorch._numpy`` array (NumPy's semantics from here on), and
+# ``from_numpy``/``as_tensor``/``asarray`` unbox it (``tensor`` copies, as eagerly). No
+# data moves and no graph break happens.
+
+def _bridges():
+    from .._core.tensor import Tensor
+    from .._ops import creation as C
+    return Tensor.numpy, {C.from_numpy: False, C.as_tensor: False, C.asarray: False,
+                          C.tensor: True}
+
+
+def is_bridge(cap, fn, args) -> bool:
+    """Is this call a Tensor <-> array conversion of a traced value?"""
+    to_np, from_np = _bridges()
+    if getattr(fn, "__func__", None) is to_np:
+        return cap.is_trace(fn.__self__)
+    try:
+        return fn in from_np and bool(args) and is_symbolic_array(args[0], cap)
+    except TypeError:      # an unhashable callable
+        return False
+
+
+def bridge(frame, fn, args, kwargs):
+    """Run a conversion of `is_bridge` on traced values (Note [Tensor <-> ndarray in capture])."""
+    to_np, from_np = _bridges()
+    if getattr(fn, "__func__", None) is to_np:
+        return _tnp().ndarray(fn.__self__)
+    t = args[0].tensor
+    dtype = kwargs.get("dtype")
+    if dtype is not None:
+        t = frame.call_real(t.to, [dtype], {}, "to")
+    return frame.call_real(t.clone, [], {}, "clone") if from_np[fn] else t
 
 
 def type_query(cap, fn, args):
