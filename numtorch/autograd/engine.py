@@ -481,6 +481,8 @@ def _owned_grad(g, owned):
 
 
 def _n_outputs(node):
+    if node.out is None:     # released by an earlier backward: apply raises PyTorch's error
+        node.apply(None)
     return len(node.out) if node.prim.multiple_results else 1
 
 

@@ -70,6 +70,8 @@ def test_saved_activations_are_released_after_backward():
     assert len(node.saved) == len(pair.region.inputs) + len(pair.partition.saved)
     loss.backward()
     assert node.saved is None
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
 
 
 def test_inplace_change_of_a_saved_input_is_an_error():
