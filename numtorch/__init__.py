@@ -50,6 +50,7 @@ from ._ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
+from . import special  # noqa: E402,F401
 from ._ops.linalg_ops import (inverse, logdet, pinverse, matrix_power, cholesky_solve,  # noqa: E402,F401
                               cholesky_inverse, triangular_solve, cholesky_top as cholesky,
                               svd_top as svd)

@@ -263,8 +263,31 @@ def square(input):
     return mul(input, input)
 
 
-def erfc(input):
-    return 1 - erf(input)
+erfc = _unary(E.erfc, "Computes the complementary error function ``1 - erf(x)`` of each element.")
+lgamma = _unary(E.lgamma, "Computes the natural logarithm of the absolute value of the gamma "
+                          "function on ``input``.")
+
+
+def digamma(input, *, out=None):
+    """Computes the logarithmic derivative of the gamma function on ``input``.
+
+    ``digamma(0)`` is ``-inf`` and ``digamma`` of a negative integer is ``nan``, as in PyTorch.
+    """
+    return polygamma(0, input, out=out)
+
+
+def polygamma(n, input, *, out=None):
+    """Computes the :math:`n^{th}` derivative of the digamma function on ``input``
+    (:math:`n \\geq 0` is called the order of the polygamma function)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise RuntimeError(f"polygamma(n, input): n must be a non-negative integer, got {n!r}")
+    if input.__class__ is not Tensor:
+        input = check_tensor(input, "input", "polygamma") if not is_scalar(input) else to_tensor(input)
+    if input.dtype.is_complex:
+        raise RuntimeError(f"polygamma(n, input): complex input is not supported, got {input.dtype}")
+    if not input.dtype.is_floating_point:
+        input = convert(input, _dt.get_default_dtype())
+    return _out(bind(E.polygamma, input, n=int(n)), out)
 
 
 def logit(input, eps=None):

@@ -21,7 +21,7 @@ _FORWARDED = {
         maximum minimum fmax fmin atan2 arctan2 neg negative abs absolute sign sgn floor ceil
         trunc fix round frac exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin
         arcsin acos arccos atan arctan sinh cosh tanh asinh arcsinh acosh arccosh atanh arctanh
-        sigmoid erf erfc reciprocal square logit xlogy lerp hypot logaddexp clamp clip clamp_min
+        sigmoid erf erfc lgamma digamma reciprocal square logit xlogy lerp hypot logaddexp clamp clip clamp_min
         clamp_max eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and
         logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan
         isinf isfinite isclose allclose equal where conj conj_physical resolve_conj real imag
@@ -50,6 +50,14 @@ def _where(self, condition, y):
 
 
 Tensor.where = _where
+
+
+def _polygamma(self, n):
+    """``torch.polygamma(n, self)`` (the method takes the order after ``self``)."""
+    return math.polygamma(n, self)
+
+
+Tensor.polygamma = _polygamma
 def _linalg_methods():
     # Imported here: linalg_ops builds on the ops above (no import cycle at module load).
     from . import linalg_ops as L

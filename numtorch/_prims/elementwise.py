@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .._core.primitive import Primitive
+from . import _special_math as _special
 from ._helpers import T, batch_all_to_front, same_shape
 
 # ---------------------------------------------------------------------------------------
@@ -124,9 +125,17 @@ sigmoid = unary("sigmoid", _sigmoid_impl, lambda x, y: y * (1 - y))
 _erf_vec = np.frompyfunc(math.erf, 1, 1)
 
 
+_erfc_vec = np.frompyfunc(math.erfc, 1, 1)
+
+
 def _erf_impl(x):
     # math.erf is correctly rounded in double; NumPy has no erf (see Note [erf]).
     return np.asarray(_erf_vec(x)).astype(x.dtype) if x.size else x.copy()
+
+
+def _erfc_impl(x):
+    # Its own primitive, not 1 - erf(x): that cancels to 0 where erfc(x) ~ 1e-300.
+    return np.asarray(_erfc_vec(x)).astype(x.dtype) if x.size else x.copy()
 
 
 # Note [erf]
@@ -134,6 +143,21 @@ def _erf_impl(x):
 # exact but slow (~60 ns/element); GELU(exact) pays it. A vectorised rational
 # approximation is the planned replacement once it is shown to agree to the last ulp.
 erf = unary("erf", _erf_impl, lambda x, y: (2 / math.sqrt(math.pi)) * T.exp(-x * x))
+erfc = unary("erfc", _erfc_impl, lambda x, y: (-2 / math.sqrt(math.pi)) * T.exp(-x * x))
+lgamma = unary("lgamma", _special.lgamma, lambda x, y: polygamma.bind(x, n=0))
+
+
+def _polygamma_impl(x, *, n):
+    return _special.polygamma(n, x)
+
+
+# polygamma(x, n=k) is the k-th derivative of digamma (k = 0 is digamma itself); its
+# derivative is the next order, so every order differentiates to any depth.
+polygamma = Primitive("polygamma", impl=_polygamma_impl, shape=same_shape)
+polygamma.batch = _elementwise_batch(polygamma)
+polygamma.jvp = lambda p, t, *, n: (polygamma.bind(p[0], n=n),
+                                    t[0] * polygamma.bind(p[0], n=n + 1))
+polygamma.vjp = lambda g, out, x, *, n: (g * polygamma.bind(x, n=n + 1),)
 abs = unary("abs", np.abs, lambda x, y: T.sign(x))
 def _sign_impl(x):
     if x.dtype.kind != "f":
@@ -406,7 +430,7 @@ for _p, _n in {
         imag: (), exp: _OUT, exp2: _OUT, expm1: _OUT, sqrt: _OUT, tan: _OUT, tanh: _OUT,
         sigmoid: _OUT, rsqrt: _BOTH, log: _X, log2: _X, log10: _X, log1p: _X, sin: _X,
         cos: _X, asin: _X, acos: _X, atan: _X, sinh: _X, cosh: _X, asinh: _X, acosh: _X,
-        atanh: _X, erf: _X, abs: _X,
+        atanh: _X, erf: _X, erfc: _X, lgamma: _X, polygamma: _X, abs: _X,
         add: (), sub: (), complex_: (), mul: ((1,), (0,)), div: ((1,), (1, "out")),
         pow: ((0, 1), (0, "out")), maximum: ((0, 1), (0, 1)), minimum: ((0, 1), (0, 1)),
         atan2: ((0, 1), (0, 1)), fmod: ((), (0, 1)), remainder: ((), (0, 1)),
@@ -427,7 +451,8 @@ for _p, _c in {neg: "-{0}", exp: "exp({0})", exp2: "exp2({0})", expm1: "expm1({0
                tan: "tan({0})", asin: "asin({0})", acos: "acos({0})", atan: "atan({0})",
                sinh: "sinh({0})", cosh: "cosh({0})", tanh: "tanh({0})", asinh: "asinh({0})",
                acosh: "acosh({0})", atanh: "atanh({0})", sigmoid: "1 / (1 + exp(-{0}))",
-               erf: "erf({0})", pow: "pow({0}, {1})", atan2: "atan2({0}, {1})",
+               erf: "erf({0})", erfc: "erfc({0})", lgamma: "lgamma({0})", pow: "pow({0}, {1})",
+               atan2: "atan2({0}, {1})",
                fmod: "fmod({0}, {1})", remainder: "nt_rem({0}, {1})",
                div: "{0} / {1}", floor_divide: "floor({0} / {1})"}.items():
     _p.lower = pointwise(_c, **(_NO_BOOL if _p is neg else FLOAT_ONLY))
@@ -441,6 +466,7 @@ isinf.lower = pointwise("isinf({0})", i="0", u="0", b="0")
 isfinite.lower = pointwise("isfinite({0})", i="1", u="1", b="1")
 logical_not.lower = pointwise("!{0}")
 bitwise_not.lower = pointwise("~{0}", b="!{0}", f=None)
+polygamma.lower = extern("no C polygamma: the NumPy series of _special_math.py")
 for _p in (conj, real, imag, complex_):
     _p.lower = extern("complex numbers are not generated")
 for _p, _op in {add: "+", sub: "-", mul: "*"}.items():
