@@ -399,4 +399,4 @@ def one_hot(tensor, num_classes=-1):
     if d.__class__ is ndarray and d.size and (d.min() < 0 or d.max() >= num_classes):
         raise RuntimeError("Class values must be smaller than num_classes." if d.max() >= num_classes
                            else "Class values must be non-negative.")
-    return (tensor.unsqueeze(-1) == arange(num_classes)).to(_dt.int64)
+    return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).to(_dt.int64)

@@ -255,7 +255,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = matmul(query, S.transpose(key, -2, -1)) * scale
     if is_causal:
-        attn_mask = S.tril(ones(L, S_, dtype=_dt.bool_))
+        attn_mask = S.tril(ones(L, S_, dtype=_dt.bool_, device=query.device))
     if attn_mask is not None:
         if attn_mask.dtype == _dt.bool_:
             scores = scores.masked_fill(M.logical_not(attn_mask), float("-inf"))
@@ -419,6 +419,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {list(t.shape)} "
                                f"and input of shape {list(input.shape)}")
+    size = [N * C // num_groups, num_groups] + list(input.shape[2:])
+    if math.prod(size) // num_groups == 1:   # PyTorch's _verify_batch_size
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {size}")
     out = _normalize(input.reshape(N, num_groups, -1), (2,), eps).reshape(tuple(input.shape))
     shape = _channel_shape(input)
     if weight is not None:
