@@ -29,6 +29,7 @@ from .._ops.linalg import _same_dtype, matmul, vector_norm
 from .._prims import shape as _P
 from .._prims.contraction import dot_general
 from ..autograd.grad_mode import no_grad
+from ._attention import multi_head_attention_forward  # noqa: F401
 from ._interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: F401
 from ._functional_losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
                                  cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
