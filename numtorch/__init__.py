@@ -51,6 +51,7 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
 from ._ops.linalg_ops import (inverse, logdet, pinverse, matrix_power, cholesky_solve,  # noqa: E402,F401
                               cholesky_inverse, triangular_solve, cholesky_top as cholesky,
                               svd_top as svd)
