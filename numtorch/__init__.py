@@ -75,7 +75,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
 
 def __getattr__(name):
     # torch._dynamo / torch.compiler / torch._logging load on first use (import stays fast)
-    if name in ("_dynamo", "compiler", "_logging", "distributed"):
+    if name in ("_dynamo", "compiler", "_logging", "distributed", "distributions"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     # torch.save / torch.load (and torch.serialization) too
