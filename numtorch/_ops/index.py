@@ -23,6 +23,7 @@ from .._core.tensor import Tensor, wrap_array
 from .._prims import indexing as I
 from ._common import canonical_dim, check_tensor, cpp_type_name, match_device, to_tensor
 from .shape import _as_view, flatten, movedim, reshape, select, slice_dim, unsqueeze
+from ._backward_names import backward_name
 
 
 # ---------------------------------------------------------------------------------------
@@ -61,6 +62,8 @@ def _basic_numpy_index(idx):
     return items if Ellipsis in items else items + (Ellipsis,)
 
 
+@backward_name(lambda x, idx: "SelectBackward0" if isinstance(idx, int) and not isinstance(idx, bool)
+               else None)
 def getitem(x, idx):
     """``x[idx]``: NumPy/PyTorch indexing with ints, slices, None, ..., bool and int tensors."""
     d = x._data
@@ -324,6 +327,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return bind(I.index_add, input, index.to(_dt.int64), source.to(input.dtype), axis=d)
 
 
+@backward_name("MaskedFillBackward0")
 def masked_fill(input, mask, value):
     """Fills elements of ``input`` with ``value`` where ``mask`` is True."""
     from .math import where

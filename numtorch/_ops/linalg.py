@@ -14,6 +14,7 @@ from .._core.tensor import Tensor
 from .._prims.contraction import dot_general
 from ._common import (broadcast_shapes, broadcast_to, check_tensor, convert, cpp_type_name,
                       scalar_type_name)
+from ._backward_names import backward_name
 
 
 def _same_dtype(a, b, fn="m1 and m2"):
@@ -71,6 +72,7 @@ def mv(input, vec):
     return _dot(input, vec, (1,), (0,))
 
 
+@backward_name("BmmBackward0")
 def bmm(input, mat2):
     """Batched matrix product of two 3-D tensors."""
     if input.ndim != 3 or mat2.ndim != 3:

@@ -16,6 +16,7 @@ from .._prims import elementwise as E
 from ._common import (broadcast_to, check_tensor, convert, elementwise_binary,
                       elementwise_operands, float_dtype_for, is_scalar, match_device,
                       result_type, scalar_type_name, to_tensor, unary_float)
+from ._backward_names import backward_name
 
 
 # ---------------------------------------------------------------------------------------
@@ -43,6 +44,8 @@ def sub(input, other, *, alpha=1, out=None):
 subtract = sub
 
 
+@backward_name(lambda input, other, **kw: "RsubBackward0" if isinstance(other, Tensor)
+               else "RsubBackward1")
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
     return sub(other, input, alpha=alpha)
@@ -256,6 +259,7 @@ def reciprocal(input):
     return div(1, input)
 
 
+@backward_name("PowBackward0")
 def square(input):
     """Returns input * input (bool squares to int64, as in PyTorch)."""
     if isinstance(input, Tensor) and input._data.dtype == np.bool_:
@@ -351,6 +355,12 @@ def complex(real, imag):
     return bind(E.complex_, a, b)
 
 
+def _clamp_name(input, min=None, max=None):
+    # PyTorch's clamp.Tensor overload is ClampBackward0, clamp(Scalar) ClampBackward1.
+    return "ClampBackward0" if isinstance(min, Tensor) or isinstance(max, Tensor) else "ClampBackward1"
+
+
+@backward_name(_clamp_name)
 def clamp(input, min=None, max=None):
     """Clamps all elements of ``input`` into the range [min, max]."""
     check_tensor(input, "input", "clamp")
@@ -510,6 +520,7 @@ def _out(result, out):
     return out
 
 
+@backward_name("ReluBackward0")
 def relu(input):
     """Rectified linear unit: ``max(input, 0)``, NaN kept, gradient 0 at 0 as in PyTorch."""
     check_tensor(input, "input", "relu")

@@ -15,6 +15,7 @@ from .._core.primitive import bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Tensor, wrap_array
 from .._prims import reduction as Rd
 from ._common import canonical_dim, check_tensor, convert, float_dtype_for, scalar_type_name
+from ._backward_names import backward_name
 
 values_indices = collections.namedtuple("return_types", ["values", "indices"])
 
@@ -65,6 +66,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return sum(where(isnan(input), 0.0, input), dim, keepdim, dtype=dtype)
 
 
+@backward_name(lambda input, dim=None, *a, **k: "MeanBackward0" if dim is None else "MeanBackward1")
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the mean of ``input`` over ``dim``; requires a floating or complex dtype."""
     check_tensor(input, "input", "mean")
@@ -153,8 +155,10 @@ def _zeros_index(like):
     return zeros((), dtype=_dt.int64, device=like.device)
 
 
-max = _extremum(Rd.argmax, Rd.reduce_max, "max")
-min = _extremum(Rd.argmin, Rd.reduce_min, "min")
+max = backward_name(lambda input, dim=None, *a, **k: "MaxBackward1" if dim is None else None)(
+    _extremum(Rd.argmax, Rd.reduce_max, "max"))
+min = backward_name(lambda input, dim=None, *a, **k: "MinBackward1" if dim is None else None)(
+    _extremum(Rd.argmin, Rd.reduce_min, "min"))
 
 
 def _arg(prim, fn):
@@ -187,6 +191,7 @@ def aminmax(input, *, dim=None, keepdim=False):
         amax(input, dim if dim is not None else (), keepdim))
 
 
+@backward_name("VarBackward0")
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with Bessel's correction by default (``correction=1``)."""
     check_tensor(input, "input", "var")
@@ -209,6 +214,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return sum(sq, dim, keepdim) / np.maximum(n - correction, 0)
 
 
+@backward_name("StdBackward0")
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over ``dim`` (see ``var``)."""
     from .math import sqrt, where
@@ -227,6 +233,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
+@backward_name("LogsumexpBackward0")
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, computed stably."""
     from .math import exp, isinf, log, where
@@ -240,6 +247,7 @@ def logsumexp(input, dim, keepdim=False):
     return out if keepdim else out.squeeze(_axes(input, dim, "logsumexp"))
 
 
+@backward_name("SoftmaxBackward0")
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Softmax over ``dim``: exp(x) / sum(exp(x))."""
     from .math import exp
@@ -251,6 +259,7 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     return e / sum(e, dim, keepdim=True)
 
 
+@backward_name("LogSoftmaxBackward0")
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """log(softmax(x)) over ``dim``, computed stably."""
     if dtype is not None:
@@ -319,6 +328,7 @@ def count_nonzero(input, dim=None):
     return sum(convert(input, _dt.bool_), dim)
 
 
+@backward_name(lambda input, p="fro", *a, **k: None if p == "nuc" else "LinalgVectorNormBackward0")
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector or Frobenius norm (see ``numtorch.linalg.vector_norm``)."""
     from .linalg import vector_norm

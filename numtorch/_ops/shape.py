@@ -23,6 +23,7 @@ from .._prims import shape as S
 from .._prims._lower import movement
 from ._common import (broadcast_shapes, broadcast_to as _broadcast_to, canonical_dim,
                       check_tensor, convert, result_type)
+from ._backward_names import backward_name
 
 
 def _as_view(out: Tensor, base: Tensor, fn) -> Tensor:
@@ -139,6 +140,8 @@ def unflatten(input, dim, sizes):
     return view(input, shape[:d] + tuple(sizes) + shape[d + 1:])
 
 
+@backward_name(lambda input, dim=None: "SqueezeBackward0" if dim is None else
+               "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1")
 def squeeze(input, dim=None):
     """Removes dims of size 1 (all of them, or those in ``dim``)."""
     shape = tuple(input.shape)
@@ -151,6 +154,7 @@ def squeeze(input, dim=None):
     return _as_view(_reshape(input, new), input, lambda b: _reshape(b, new))
 
 
+@backward_name("UnsqueezeBackward0")
 def unsqueeze(input, dim):
     """Inserts a dimension of size 1 at ``dim``."""
     shape = tuple(input.shape)
@@ -165,6 +169,7 @@ def _transpose(x, perm):
     return bind(S.transpose, x, permutation=perm)
 
 
+@backward_name("PermuteBackward0")
 def permute(input, *dims):
     """Returns a view of ``input`` with its dimensions permuted."""
     dims = _shape_args(dims)
@@ -179,6 +184,7 @@ def permute(input, *dims):
     return _as_view(_transpose(input, perm), input, lambda b: _transpose(b, perm))
 
 
+@backward_name("TransposeBackward0")
 def transpose(input, dim0, dim1):
     """Returns a view with dimensions ``dim0`` and ``dim1`` swapped."""
     nd = input.ndim
@@ -193,6 +199,7 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
+@backward_name("TBackward0")
 def t(input):
     """Transposes a tensor of at most 2 dimensions."""
     if input.ndim > 2:
@@ -338,6 +345,7 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
+@backward_name("StackBackward0")
 def stack(tensors, dim=0, *, out=None):
     """Concatenates tensors along a new dimension ``dim``; all must have the same shape."""
     ts = _cat_operands(tensors, "stack")

@@ -18,6 +18,7 @@ from .._ops import reduce as R
 from .._ops import shape as S
 from .._ops.index import gather
 from . import _reduction as _Red
+from .._ops._backward_names import backward_name
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
@@ -49,6 +50,7 @@ def _log_sigmoid(x):
 # ---------------------------------------------------------------------------------------
 # Regression losses
 
+@backward_name("MseLossBackward0")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``."""
     _warn_size(input, target)
@@ -64,6 +66,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _weighted(M.abs(input - target), weight, reduction)
 
 
+@backward_name("SmoothL1LossBackward0")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``0.5 * z**2 / beta`` where ``z = |input - target| < beta``, else ``z - 0.5 * beta``."""
     _warn_size(input, target)
@@ -76,6 +79,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _Red.apply(M.where(z < beta, z * z * 0.5 / beta, z - 0.5 * beta), reduction)
 
 
+@backward_name("HuberLossBackward0")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 * z**2`` where ``z = |input - target| < delta``, else ``delta * (z - 0.5 * delta)``."""
     _warn_size(input, target)
@@ -108,6 +112,7 @@ def _clamped_log(x, log):
     return M.clamp_min(M.where(positive, log(safe), -100.0), -100.0)
 
 
+@backward_name("BinaryCrossEntropyBackward0")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """``-(target * log(input) + (1 - target) * log(1 - input))``, logs clamped at -100."""
@@ -125,6 +130,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _weighted(loss, weight, reduction)
 
 
+@backward_name("BinaryCrossEntropyWithLogitsBackward0")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Sigmoid followed by binary cross entropy, computed stably from logits.
@@ -191,6 +197,8 @@ def _class_weights(target, weight, dtype, ignore_index):
     return M.where(keep, w, 0), safe
 
 
+@backward_name(lambda input, *a, **k: "NllLoss2DBackward0" if getattr(input, "ndim", 0) == 4
+               else "NllLossBackward0")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood: ``-weight[t] * input[n, t]`` for class-index targets ``t``.

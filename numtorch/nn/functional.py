@@ -34,6 +34,7 @@ from ._interpolate import interpolate, upsample, upsample_bilinear, upsample_nea
 from ._functional_losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
                                  cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
                                  smooth_l1_loss, soft_margin_loss)
+from .._ops._backward_names import backward_name
 
 sigmoid = M.sigmoid
 tanh = M.tanh
@@ -99,6 +100,7 @@ def relu_(input):
     return relu(input, inplace=True)
 
 
+@backward_name("HardtanhBackward0")
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """Clamps ``input`` to ``[min_val, max_val]`` (gradient 0 at and beyond the bounds)."""
     if min_val > max_val:
@@ -112,6 +114,7 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+@backward_name("LeakyReluBackward0")
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """Applies ``max(0, x) + negative_slope * min(0, x)`` elementwise."""
     return _apply(input, lambda x: M.where(x > 0, x, x * negative_slope), inplace, "leaky_relu_")
@@ -122,6 +125,7 @@ def _elu(x, alpha, scale, input_scale):
     return M.where(x > 0, x * scale if scale != 1 else x, neg)
 
 
+@backward_name("EluBackward0")
 def elu(input, alpha=1.0, inplace=False):
     """Applies ``x if x > 0 else alpha * (exp(x) - 1)`` elementwise."""
     return _apply(input, lambda x: _elu(x, alpha, 1.0, 1.0), inplace, "elu_")
@@ -147,6 +151,7 @@ _SQRT1_2 = 0.70710678118654752440
 _GELU_BETA = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
 
 
+@backward_name("GeluBackward0")
 def gelu(input, approximate="none"):
     """Gaussian Error Linear Unit: ``x * Phi(x)``; ``approximate='tanh'`` uses the tanh form."""
     if approximate == "none":
@@ -157,11 +162,13 @@ def gelu(input, approximate="none"):
     raise RuntimeError("approximate argument must be either none or tanh.")
 
 
+@backward_name("SiluBackward0")
 def silu(input, inplace=False):
     """Applies ``x * sigmoid(x)`` (the swish function) elementwise."""
     return _apply(input, lambda x: x * M.sigmoid(x), inplace, "silu_")
 
 
+@backward_name("SoftplusBackward0")
 def softplus(input, beta=1.0, threshold=20.0):
     """Applies ``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
     bx = input * beta
@@ -310,6 +317,7 @@ def _check_affine_shape(t, name, shape, message):
         raise RuntimeError(message.format(name=name, got=list(t.shape)))
 
 
+@backward_name("NativeLayerNormBackward0")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalizes over the trailing ``normalized_shape`` dims: ``(x - mean) / sqrt(var + eps)``."""
     if isinstance(normalized_shape, numbers.Integral):
@@ -358,6 +366,7 @@ def _channel_shape(input):
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
+@backward_name("NativeBatchNormBackward0")
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Batch normalization over all dims but the channel dim 1.
@@ -502,6 +511,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 # ---------------------------------------------------------------------------------------
 # Embedding
 
+@backward_name("EmbeddingBackward0")
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Looks up rows of ``weight`` at the integer indices ``input``.
