@@ -291,3 +291,69 @@ def test_group_norm_refuses_one_value_per_group_as_torch_does():
         torch.nn.functional.group_norm(torch.ones(1, 4), 4)
     with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
         nt.nn.functional.group_norm(nt.ones(1, 4), 4)
+
+
+# ---------------------------------------------------------------------------------------
+# Packed sequences
+
+def test_pack_and_pad_utilities_match_torch():
+    torch = oracle()
+    from torch.nn.utils import rnn as TR
+
+    from numtorch.nn.utils import rnn as OR
+    rng = np.random.default_rng(0)
+    lengths = [3, 5, 1, 4]
+    x = rng.standard_normal((5, 4, 3))
+    tp = TR.pack_padded_sequence(torch.tensor(x), lengths, enforce_sorted=False)
+    op = OR.pack_padded_sequence(nt.tensor(x), lengths, enforce_sorted=False)
+    np.testing.assert_array_equal(arr(op.data), tp.data.numpy())
+    assert op.batch_sizes.tolist() == tp.batch_sizes.tolist()
+    assert op.sorted_indices.tolist() == tp.sorted_indices.tolist()
+    assert op.unsorted_indices.tolist() == tp.unsorted_indices.tolist()
+    tpad, tl = TR.pad_packed_sequence(tp, batch_first=True, total_length=6)
+    opad, ol = OR.pad_packed_sequence(op, batch_first=True, total_length=6)
+    np.testing.assert_array_equal(arr(opad), tpad.numpy())
+    assert ol.tolist() == tl.tolist()
+    seqs = [rng.standard_normal((n, 2)) for n in lengths]
+    for kw in (dict(batch_first=True, padding_value=-1.0), dict(padding_side="left")):
+        np.testing.assert_array_equal(arr(OR.pad_sequence([nt.tensor(s) for s in seqs], **kw)),
+                                      TR.pad_sequence([torch.tensor(s) for s in seqs], **kw).numpy())
+    np.testing.assert_array_equal(
+        arr(OR.pack_sequence([nt.tensor(s) for s in seqs], enforce_sorted=False).data),
+        TR.pack_sequence([torch.tensor(s) for s in seqs], enforce_sorted=False).data.numpy())
+    with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
+        OR.pack_padded_sequence(nt.tensor(x), lengths)
+    with pytest.raises(RuntimeError, match="Length of all samples has to be greater than 0"):
+        OR.pack_padded_sequence(nt.tensor(x), [3, 0, 1, 1], enforce_sorted=False)
+    with pytest.raises(ValueError, match="Expected total_length to be at least"):
+        OR.pad_packed_sequence(op, total_length=2)
+
+
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("kw", [dict(), dict(bidirectional=True, num_layers=2)],
+                         ids=["one_layer", "bidirectional_two_layers"])
+def test_recurrent_layers_on_packed_sequences_match_torch(cls, kw):
+    torch = oracle()
+    from torch.nn.utils import rnn as TR
+
+    from numtorch.nn.utils import rnn as OR
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, cls)(3, 4, dtype=torch.float64, **kw)
+    om = getattr(nt.nn, cls)(3, 4, dtype=nt.float64, **kw)
+    _load(om, tm)
+    rng = np.random.default_rng(1)
+    lengths = [3, 5, 1, 4]
+    D, L = (2 if kw.get("bidirectional") else 1), kw.get("num_layers", 1)
+    (tx, th), (ox, oh) = _both(torch, [rng.standard_normal((5, 4, 3)), rng.standard_normal((D * L, 4, 4))])
+    t_hx, o_hx = ((th, th * 0.5), (oh, oh * 0.5)) if cls == "LSTM" else (th, oh)
+    to, thn = tm(TR.pack_padded_sequence(tx, lengths, enforce_sorted=False), t_hx)
+    oo, ohn = om(OR.pack_padded_sequence(ox, lengths, enforce_sorted=False), o_hx)
+    assert isinstance(oo, OR.PackedSequence)
+    tpad, _ = TR.pad_packed_sequence(to)
+    opad, _ = OR.pad_packed_sequence(oo)
+    thn, ohn = (thn[0], ohn[0]) if cls == "LSTM" else (thn, ohn)
+    np.testing.assert_allclose(arr(opad), tpad.detach().numpy(), rtol=TOL, atol=TOL)
+    np.testing.assert_allclose(arr(ohn), thn.detach().numpy(), rtol=TOL, atol=TOL)
+    (tpad.pow(2).sum() + thn.sum()).backward()
+    (opad.pow(2).sum() + ohn.sum()).backward()
+    _check_grads([tx, th], [ox, oh], tm, om)

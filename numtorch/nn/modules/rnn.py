@@ -5,18 +5,24 @@ Parameters are named, shaped and initialized as PyTorch's (``weight_ih_l0``,
 ``state_dict`` loads unchanged. The recurrence is a Python loop over time steps written
 with numtorch ops, so autograd, vmap and jvp apply with no rules of their own; the input
 projection of every time step is one matmul before the loop (Note [Input projection
-first]). Not built: ``proj_size > 0`` and packed sequences (``nn.utils.rnn``).
+first]). A ``PackedSequence`` input (``nn.utils.rnn``) runs padded, with the steps past
+each sequence's length masked. Not built: ``proj_size > 0``.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..._ops import shape as S
 from ..._ops.creation import empty, zeros
-from ..._ops.math import sigmoid, tanh
+from ..._ops.creation import tensor as _tensor
+from ..._ops.index import index_select
+from ..._ops.math import sigmoid, tanh, where
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _padded_index
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
@@ -54,6 +60,17 @@ def _gru_step(gi, h, w_hh, b_hh):
     z = sigmoid(i_z + h_z)
     n = tanh(i_n + r * h_n)
     return (1 - z) * n + z * h
+
+
+def _reverse_within(x, lengths):
+    """Each sequence ``b`` of the time-major ``x`` reversed within its first ``lengths[b]``
+    steps (the steps past it stay where they are); its own inverse."""
+    T, B = x.shape[0], x.shape[1]
+    t = np.arange(T)[:, None]
+    src = np.where(t < lengths[None, :], lengths[None, :] - 1 - t, t)
+    flat = (src * B + np.arange(B)[None, :]).reshape(-1)
+    out = index_select(x.reshape((T * B,) + tuple(x.shape[2:])), 0, _tensor(flat, device=x.device))
+    return out.reshape(tuple(x.shape))
 
 
 class RNNBase(Module):
@@ -147,33 +164,83 @@ class RNNBase(Module):
         if tuple(hx.shape) != expected:
             raise RuntimeError(f"Expected {what} size {expected}, got {list(hx.shape)}")
 
-    def _run(self, input, states):
-        """``input`` (L, N, H_in); ``states`` a list per (layer, direction) of h or (h, c).
+    def _run(self, input, states, lengths=None):
+        """``input`` (L, N, H_in); ``states`` a list per (layer, direction) of h or (h, c);
+        ``lengths`` (sorted, host ints) for a packed batch: the steps past each sequence's
+        length leave its state alone, and the reverse direction starts at its last step.
         Returns (output (L, N, D*H), final states in the same layout)."""
         step = self._step()
         num_directions = 2 if self.bidirectional else 1
+        masks = None
+        if lengths is not None:
+            masks = [_tensor((lengths > t)[:, None], device=input.device)
+                     for t in range(input.shape[0])]
         finals = []
         x = input
         for layer in range(self.num_layers):
             outs = []
             for direction in range(num_directions):
                 w_ih, w_hh, b_ih, b_hh = self._layer_weights(layer, direction)
-                gi_all = F.linear(x, w_ih, b_ih)        # Note [Input projection first]
+                xd = x if direction == 0 or lengths is None else _reverse_within(x, lengths)
+                gi_all = F.linear(xd, w_ih, b_ih)        # Note [Input projection first]
                 state = states[layer * num_directions + direction]
-                steps = range(x.shape[0] - 1, -1, -1) if direction == 1 else range(x.shape[0])
+                backwards = direction == 1 and lengths is None
+                steps = range(x.shape[0] - 1, -1, -1) if backwards else range(x.shape[0])
                 hs = [None] * x.shape[0]
                 for t in steps:
-                    state = step(gi_all[t], state, w_hh, b_hh)
+                    new = step(gi_all[t], state, w_hh, b_hh)
+                    if masks is not None:
+                        new = (tuple(where(masks[t], a, b) for a, b in zip(new, state))
+                               if isinstance(new, tuple) else where(masks[t], new, state))
+                    state = new
                     hs[t] = state[0] if isinstance(state, tuple) else state
-                outs.append(S.stack(hs, 0) if hs else x.new_zeros((0,) + tuple(x.shape[1:-1])
-                                                               + (self.hidden_size,)))
+                out = (S.stack(hs, 0) if hs else x.new_zeros((0,) + tuple(x.shape[1:-1])
+                                                             + (self.hidden_size,)))
+                outs.append(out if direction == 0 or lengths is None else _reverse_within(out, lengths))
                 finals.append(state)
             x = outs[0] if num_directions == 1 else S.cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, training=True)
         return x, finals
 
+    def _forward_packed(self, packed, hx, n_states):
+        data, batch_sizes = packed.data, packed.batch_sizes.numpy()
+        if data.ndim != 2 or data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {data.shape[-1]}")
+        T, B = len(batch_sizes), int(batch_sizes[0])
+        lengths = (batch_sizes[None, :] > np.arange(B)[:, None]).sum(1)
+        pad = zeros((1, data.shape[1]), dtype=data.dtype, device=data.device)
+        rows = _padded_index(batch_sizes, T, data.shape[0])
+        x = index_select(S.cat([data, pad], 0), 0, _tensor(rows, device=data.device))
+        x = x.reshape(T, B, data.shape[1])
+        num_directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * num_directions, B, self.hidden_size)
+        if hx is None:
+            hx = tuple(zeros(expected, dtype=data.dtype, device=data.device) for _ in range(n_states))
+        else:
+            hx = hx if n_states == 2 else (hx,)
+            for h, what in zip(hx, ("hidden", "cell")):
+                self._check_hidden(h, expected, what)
+            if packed.sorted_indices is not None:   # the caller's order -> the sorted order
+                hx = tuple(index_select(h, 1, packed.sorted_indices) for h in hx)
+        per_layer = [tuple(h[i] for h in hx) if n_states == 2 else hx[0][i]
+                     for i in range(expected[0])]
+        output, finals = self._run(x, per_layer, lengths)
+        flat = np.concatenate([t * B + np.arange(n) for t, n in enumerate(batch_sizes)])
+        out_data = index_select(output.reshape(T * B, output.shape[-1]), 0,
+                                _tensor(flat, device=data.device))
+        output = type(packed)(out_data, packed.batch_sizes, packed.sorted_indices,
+                              packed.unsorted_indices)
+        h_n = [S.stack([f[k] for f in finals], 0) for k in range(n_states)] if n_states == 2 \
+            else [S.stack(finals, 0)]
+        if packed.unsorted_indices is not None:
+            h_n = [index_select(h, 1, packed.unsorted_indices) for h in h_n]
+        return output, (tuple(h_n) if n_states == 2 else h_n[0])
+
     def _forward(self, input, hx, n_states):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx, n_states)
         self._check_input(input)
         batched = input.ndim == 3
         if not batched:

@@ -7,6 +7,7 @@ from ..._ops import shape as S
 from ..._ops.creation import tensor as _tensor
 from ..._ops.linalg import vector_norm
 from ...autograd.grad_mode import no_grad
+from . import rnn  # noqa: F401  (nn.utils.rnn: packed sequences)
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
            "vector_to_parameters"]
