@@ -156,3 +156,39 @@ def test_log_prob_under_vmap_and_grad():
     g = nt.func.grad(lambda x: d.log_prob(x))(nt.tensor(1.0, dtype=nt.float64))
     np.testing.assert_allclose(float(g), -(1.0 - 0.5) / 4.0)
     assert nt.distributions.Normal is D.Normal
+
+
+_KL_PAIRS = {
+    "normal": lambda m, x1, x2, x3, x4: (m.distributions.Normal(x1, x2), m.distributions.Normal(x3, x4)),
+    "bernoulli": lambda m, x1, x2, x3, x4: (m.distributions.Bernoulli(logits=x1),
+                                            m.distributions.Bernoulli(logits=x3)),
+    "categorical": lambda m, x1, x2, x3, x4: (m.distributions.Categorical(logits=x1),
+                                              m.distributions.Categorical(logits=x3)),
+    "uniform": lambda m, x1, x2, x3, x4: (m.distributions.Uniform(x1 - 3, x1 + x2),
+                                          m.distributions.Uniform(x1 - 4, x1 + x2 + 1)),
+    "uniform_normal": lambda m, x1, x2, x3, x4: (m.distributions.Uniform(x1, x1 + x2),
+                                                 m.distributions.Normal(x3, x4)),
+}
+
+
+@pytest.mark.parametrize("pair", sorted(_KL_PAIRS))
+def test_kl_divergence_matches_torch(pair):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal(3), rng.random(3) + 0.5, rng.standard_normal(3), rng.random(3) + 0.5]
+    leaves = [_pair(torch, a) for a in arrays]
+    tp, tq = _KL_PAIRS[pair](torch, *(t for t, _ in leaves))
+    op, oq = _KL_PAIRS[pair](nt, *(o for _, o in leaves))
+    tk, ok = torch.distributions.kl_divergence(tp, tq), D.kl_divergence(op, oq)
+    _close(ok, tk)
+    tk.sum().backward()
+    ok.sum().backward()
+    for t, o in leaves:
+        if t.grad is not None:
+            _close(o.grad, t.grad)
+
+
+def test_kl_divergence_of_an_unregistered_pair_raises():
+    with pytest.raises(NotImplementedError, match="No KL\\(p \\|\\| q\\) is implemented for p type "
+                                                  "Normal and q type Bernoulli"):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Bernoulli(0.5))
