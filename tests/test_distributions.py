@@ -129,15 +129,18 @@ def test_categorical_matches_torch(param):
 
 def test_validation_errors_match_torch():
     torch = pytest.importorskip("torch")
-    cases = [lambda m: m.distributions.Normal(0.0, -1.0),
-             lambda m: m.distributions.Bernoulli(probs=1.5),
-             lambda m: m.distributions.Bernoulli(probs=0.5, logits=0.0),
-             lambda m: m.distributions.Categorical(probs=m.tensor([-1.0, 2.0])),
-             lambda m: m.distributions.Uniform(1.0, 0.0),
-             lambda m: m.distributions.Bernoulli(0.25).log_prob(m.tensor(0.5)),
-             lambda m: m.distributions.Categorical(logits=m.zeros(3)).log_prob(m.tensor(3)),
-             lambda m: m.distributions.Uniform(0.0, 1.0).log_prob(m.tensor(2.0)),
-             lambda m: m.distributions.Normal(m.zeros(2), 1.0).log_prob(m.tensor([float("nan"), 0.0]))]
+    # validate_args=True explicitly: another library's tests may switch PyTorch's default off.
+    v = dict(validate_args=True)
+    cases = [lambda m: m.distributions.Normal(0.0, -1.0, **v),
+             lambda m: m.distributions.Bernoulli(probs=1.5, **v),
+             lambda m: m.distributions.Bernoulli(probs=0.5, logits=0.0, **v),
+             lambda m: m.distributions.Categorical(probs=m.tensor([-1.0, 2.0]), **v),
+             lambda m: m.distributions.Uniform(1.0, 0.0, **v),
+             lambda m: m.distributions.Bernoulli(0.25, **v).log_prob(m.tensor(0.5)),
+             lambda m: m.distributions.Categorical(logits=m.zeros(3), **v).log_prob(m.tensor(3)),
+             lambda m: m.distributions.Uniform(0.0, 1.0, **v).log_prob(m.tensor(2.0)),
+             lambda m: m.distributions.Normal(m.zeros(2), 1.0, **v).log_prob(
+                 m.tensor([float("nan"), 0.0]))]
     for case in cases:
         with pytest.raises(ValueError) as theirs:
             case(torch)
@@ -147,6 +150,8 @@ def test_validation_errors_match_torch():
         head = str(theirs.value).split("invalid values")[0].replace("torch.Size", "Size")
         assert str(ours.value).split("invalid values")[0].replace("torch.Size", "Size") == head
     D.Normal(0.0, -1.0, validate_args=False)   # validation off: no error
+    with pytest.raises(ValueError, match="GreaterThan"):
+        D.Normal(0.0, -1.0)                        # on by default
 
 
 def test_log_prob_under_vmap_and_grad():
