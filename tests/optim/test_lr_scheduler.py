@@ -38,6 +38,8 @@ SCHEDULES = {
     "OneCycleLR-3-linear": lambda lib, o: lib.optim.lr_scheduler.OneCycleLR(
         o, max_lr=0.8, epochs=4, steps_per_epoch=5, three_phase=True, anneal_strategy="linear"),
     "SequentialLR": _cos_warm,
+    "CosineAnnealingWarmRestarts": lambda lib, o: lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        o, T_0=3, T_mult=2, eta_min=0.01),
     "ChainedScheduler": lambda lib, o: lib.optim.lr_scheduler.ChainedScheduler(
         [lib.optim.lr_scheduler.ExponentialLR(o, gamma=0.9), lib.optim.lr_scheduler.StepLR(o, 4, 0.5)]),
 }
@@ -164,3 +166,22 @@ def test_docstring_examples_run(module):
     import importlib
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("t_mult", [1, 2])
+def test_warm_restarts_with_fractional_epochs_equal_pytorchs(t_mult):
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        o = _optimizers(lib)
+        s = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=t_mult)
+        out = []
+        for epoch in range(7):
+            for i in range(4):
+                o.step()
+                s.step(epoch + i / 4)
+                out.append(s.get_last_lr())
+        return out
+    assert run(numtorch) == run(torch)
+    with pytest.raises(ValueError, match="Expected positive integer T_0, but got 0"):
+        L.CosineAnnealingWarmRestarts(_optimizers(numtorch), T_0=0)
