@@ -15,12 +15,13 @@ from .common import add, classification_batch, cross_entropy, has_nn, mlp_apply,
 
 SMALL = 10
 LARGE = 10_000_000
+MEDIUM = (1000, 1000)   # issue #13's size: where PyTorch's two threads pay off
 MATMUL = 1024
 
 
 @functools.lru_cache(maxsize=4)
 def _data(n, seed=0):
-    """Two float32 vectors of ``n`` elements (cached: every framework gets the same data)."""
+    """Two float32 arrays of shape ``n`` (cached: every framework gets the same data)."""
     rng = np.random.default_rng(seed)
     return (rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32))
 
@@ -72,6 +73,10 @@ _register_op("x[0] (10)", "small op", SMALL, lambda x, y: x[0])
 
 # -- ops on large tensors vs NumPy --------------------------------------------------------
 _register_op("x + y (1e7)", "large op", LARGE, lambda x, y: x + y)
+add("x + y (1000x1000)", "large op", target=("torch", 1.0),
+    numtorch=lambda: _tensor_op("numtorch", MEDIUM, lambda x, y: x + y),
+    numpy=lambda: _numpy_op(MEDIUM, lambda a, b: a + b),
+    torch=lambda: _tensor_op("torch", MEDIUM, lambda x, y: x + y))
 _register_op("x.exp() (1e7)", "large op", LARGE, lambda x, y: x.exp(), lambda a, b: np.exp(a),
              _jnp("exp"))
 _register_op("x.sum() (1e7)", "large op", LARGE, lambda x, y: x.sum())

@@ -274,16 +274,81 @@ def _maml_jax():
     return lambda: jax.block_until_ready(meta(params, *data))
 
 
+def _maml_torch_style(lib):
+    """Functorch's maml-regression shape: an nn model, ``functional_call`` inside, and
+    ``grad_and_value`` of the mean over tasks outside (the meta-loss comes back too)."""
+    m, func = module(lib), module(f"{lib}.func")
+    model = sequential_mlp(lib, MAML_MLP)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    data = [m.tensor(a) for a in _maml_data()]
+
+    def loss(p, x, y):
+        return m.mean((func.functional_call(model, p, (x,)) - y) ** 2)
+
+    def task_loss(p, xs, ys, xq, yq):
+        for _ in range(MAML_STEPS):
+            g = func.grad(loss)(p, xs, ys)
+            p = {k: p[k] - MAML_LR * g[k] for k in p}
+        return loss(p, xq, yq)
+
+    meta = func.grad_and_value(
+        lambda p, *d: m.mean(func.vmap(task_loss, in_dims=(None, 0, 0, 0, 0))(p, *d)))
+    return lambda: meta(params, *data)
+
+
+def _maml_classic(lib):
+    """MAML the pre-functorch way: a Python loop over tasks, inner steps by
+    ``autograd.grad(create_graph=True)``, one ``.backward()`` of the meta-loss."""
+    m = module(lib)
+    params = mlp_params(MAML_MLP, lambda a: m.tensor(a, requires_grad=True))
+    keys = list(params)
+    data = [m.tensor(a) for a in _maml_data()]
+
+    def loss(p, x, y):
+        return m.mean((mlp_apply(p, x, m.relu) - y) ** 2)
+
+    def run():
+        for p in params.values():
+            p.grad = None
+        total = 0
+        for t in range(MAML_TASKS):
+            xs, ys, xq, yq = (d[t] for d in data)
+            p = params
+            for _ in range(MAML_STEPS):
+                g = m.autograd.grad(loss(p, xs, ys), [p[k] for k in keys], create_graph=True)
+                p = {k: p[k] - MAML_LR * gk for k, gk in zip(keys, g)}
+            total = total + loss(p, xq, yq)
+        (total / MAML_TASKS).backward()
+    return run
+
+
+def _ensemble_loop(lib):
+    m = module(lib)
+    x = m.tensor(classification_batch(ENSEMBLE_BATCH)[0])
+    if _uses_nn(lib):
+        models = [sequential_mlp(lib, ENSEMBLE_MLP, seed=i) for i in range(ENSEMBLE_MODELS)]
+
+        def run():
+            with m.no_grad():
+                return [model(x) for model in models]
+        return run
+    ps = [mlp_params(ENSEMBLE_MLP, m.tensor, seed=i) for i in range(ENSEMBLE_MODELS)]
+    return lambda: [mlp_apply(p, x, m.relu) for p in ps]
+
+
 def register():
     """Add the torch.func workloads (called by run.py when numtorch.func exists)."""
     group, target = "torch.func", ("torch", 1.5)
     rows = [  # name, factory(lib), NumPy factory, JAX factory
         (PSG_NAME, _psg, _psg_numpy, _psg_jax),
         ("ensemble 10 x MLP 784-128-10 (b=64)", _ensemble, _ensemble_numpy, _ensemble_jax),
+        ("  same, Python loop over the models", _ensemble_loop, _ensemble_numpy, None),
         ("jacrev tanh(Wx+b) W 512x512", _jacrev, _jacrev_numpy, _jacrev_jax),
         ("hessian sin(x).sum() n=256", _hess_sin, _hess_sin_numpy, _hess_sin_jax),
         ("hessian MLP 128-256-1 tanh wrt input", _hess_mlp, _hess_mlp_numpy, _hess_mlp_jax),
         ("MAML 32 tasks x 5 steps MLP 1-40-40-1", _maml, None, _maml_jax),
+        ("  MAML, grad_and_value(mean(vmap)) + functional_call", _maml_torch_style, None, None),
+        ("  MAML, classic autograd.grad(create_graph=True) loop", _maml_classic, None, None),
     ]
     for name, factory, np_factory, jax_factory in rows:
         add(name, group, target=target, numtorch=lambda f=factory: f("numtorch"),
