@@ -464,11 +464,17 @@ def wrap_array(value) -> Tensor:
 
 def eval_bind(prim, args, params):
     """The bottom interpreter: run ``prim.impl`` on NumPy arrays, or its shape rule on meta."""
-    if len(args) == 1:
+    n = len(args)
+    if n == 1:
         d = args[0]._data
         if d.__class__ is not ndarray:
             return _meta_eval(prim, [d], params)
         out = prim.impl(d, **params)
+    elif n == 2:   # the common case, without building a list
+        x, y = args[0]._data, args[1]._data
+        if x.__class__ is not ndarray or y.__class__ is not ndarray:
+            return _meta_eval(prim, [x, y], params)
+        out = prim.impl(x, y, **params)
     else:
         arrays = [a._data for a in args]
         for d in arrays:

@@ -259,6 +259,14 @@ def _promotion_key(x):
 
 
 def _strict_binary(prim, a, b, compute_dtype):
+    if a.__class__ in TENSOR_TYPES and b.__class__ in TENSOR_TYPES and compute_dtype is None:
+        # Same payload kind, dtype and shape (most ops under autograd and transforms):
+        # nothing to promote, move or broadcast.
+        da, db = a._data, b._data
+        if da.__class__ is db.__class__ and da.dtype == db.dtype:
+            sa, sb = da.shape, db.shape
+            if len(sa) == len(sb) and sa == sb:   # lengths first: Note [Comparing shapes]
+                return bind(prim, a, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         if not (is_scalar(a) and is_scalar(b)):
             raise TypeError(f"{prim.name}: expected at least one Tensor operand, got "

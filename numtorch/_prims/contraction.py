@@ -35,9 +35,9 @@ def _dot_impl(x, y, *, contracting, batch):
     xt = x.transpose(list(xb) + xf + list(xc))
     yt = y.transpose(list(yb) + list(yc) + yf)
     bshape = xt.shape[:len(xb)]
-    m = int(np.prod([x.shape[d] for d in xf]))
-    k = int(np.prod([x.shape[d] for d in xc]))
-    n = int(np.prod([y.shape[d] for d in yf]))
+    m = math.prod([x.shape[d] for d in xf])
+    k = math.prod([x.shape[d] for d in xc])
+    n = math.prod([y.shape[d] for d in yf])
     if k == 1:
         # Batched outer products (per-sample weight gradients): a broadcast multiply beats
         # one tiny GEMM per batch element.

@@ -56,7 +56,7 @@ class Node:
                  "pre_hooks", "post_hooks", "metadata", "seq", "__weakref__")
 
     def __init__(self, prim, params, saved, out, next_edges):
-        self.seq = _next_seq()   # creation order (Note [Post-accumulate-grad hooks])
+        self.seq = _next_seq()   # creation order (Notes [Post-accumulate-grad hooks], [Execution order])
         self.prim = prim
         self.params = params
         self.saved = saved
@@ -132,21 +132,29 @@ class Node:
 
 def _values_read(prim, saved, out, edges):
     needs = prim.vjp_needs
-    outs = out if prim.multiple_results else (out,)
     if needs is None:
+        outs = out if prim.multiple_results else (out,)
         return [*saved, *(o for o in outs if o.__class__ is Tensor)]
     if not needs:   # () : the rule reads shapes only
         return []
-    read = set()
-    for i, e in enumerate(edges):
-        if e is not None:
-            read.update(needs[i])
-    if not read:
-        return []
-    checked = [saved[i] for i in sorted(i for i in read if i != "out")]
-    if "out" in read:
+    # Which values are read depends only on which inputs need gradients: cached per pattern.
+    key = (prim, tuple([e is not None for e in edges]))
+    read = _READ_CACHE.get(key)
+    if read is None:
+        union = set()
+        for i, e in enumerate(edges):
+            if e is not None:
+                union.update(needs[i])
+        read = _READ_CACHE[key] = (tuple(sorted(i for i in union if i != "out")), "out" in union)
+    indices, reads_out = read
+    checked = [saved[i] for i in indices]
+    if reads_out:
+        outs = out if prim.multiple_results else (out,)
         checked.extend(o for o in outs if o.__class__ is Tensor)
     return checked
+
+
+_READ_CACHE: dict = {}
 
 
 class AccumulateGrad:
@@ -190,9 +198,17 @@ def record(prim, params, edges, saved, out, outs_as_tensors):
 def autograd_bind(prim, args, params):
     """Eager autograd level: evaluate below, then record a Node on the outputs."""
     out = eval_bind(prim, args, params)
-    outs = out if prim.multiple_results else (out,)
-    if any(_differentiable(o._data) for o in outs):
-        record(prim, params, tuple(edge_of(a) for a in args), args, out, outs)
+    if prim.multiple_results:
+        outs = out
+        if not any(o._data.dtype.kind in "fc" for o in outs):
+            return out
+    else:
+        if out._data.dtype.kind not in "fc":   # _differentiable, inlined: one per op
+            return out
+        outs = (out,)
+    edges = tuple([(a.grad_fn, a._output_nr) if a.grad_fn is not None else
+                   ((a, 0) if a._requires_grad else None) for a in args])   # edge_of, inlined
+    record(prim, params, edges, args, out, outs)
     return out
 
 
@@ -202,39 +218,54 @@ _prim.autograd_bind = autograd_bind
 # ---------------------------------------------------------------------------------------
 # The backward engine.
 
-def _topo_order(root_nodes, targets=None):
-    """Nodes reachable from the roots in an order where every consumer precedes producers.
+# Note [Execution order]
+# Backward runs each node once, after every consumer of its outputs has sent its cotangent.
+# One iterative depth-first walk from the roots gives that order (reversed post-order) and,
+# with `targets` (autograd.grad's inputs), marks in the same walk which nodes can reach a
+# target: the others are never run, and no cotangent is computed for an edge into them
+# (their lazy cotangents stay uncalled, Note [Lazy cotangents]). The walk also stops at
+# nodes older than every target: a node's `seq` is its creation number, and a node can only
+# consume tensors that existed when it was made, so a node made before all target nodes
+# cannot lead to one. That keeps `autograd.grad(create_graph=True)` in a loop (MAML's inner
+# steps) from re-walking every earlier step's graph on each call; a leaf target has no
+# creation number, so with one the whole graph is walked, as before.
 
-    With ``targets`` (edges whose gradients are wanted), nodes that cannot reach one are
-    pruned, as in ``autograd.grad``.
-    """
-    order, state, stack = [], {}, [(n, False) for n in root_nodes]
+def _execution_order(root_nodes, targets=None):
+    """(nodes in execution order, set of nodes to run or None for all); Note [Execution order]."""
+    floor = -1
+    if targets is not None:
+        target_ids = {id(e[0]) for e in targets}
+        if all(e[0].__class__ is Node for e in targets):
+            floor = min(e[0].seq for e in targets)
+        reaches = {}
+    order, seen, stack = [], set(), [(n, False) for n in root_nodes]
     while stack:
         node, done = stack.pop()
-        key = id(node)
         if done:
             order.append(node)
-            state[key] = 2
+            if targets is not None:
+                r = id(node) in target_ids
+                if not r:
+                    for e in node.next_edges:
+                        if e is not None and (id(e[0]) in target_ids or reaches.get(e[0], False)):
+                            r = True
+                            break
+                reaches[node] = r
             continue
-        if key in state:
+        if node in seen:
             continue
-        state[key] = 1
+        seen.add(node)
         stack.append((node, True))
         for e in node.next_edges:
-            if e is not None and e[0].__class__ is Node and id(e[0]) not in state:
-                stack.append((e[0], False))
+            if e is not None:
+                child = e[0]
+                if child.__class__ is Node and child not in seen and child.seq >= floor:
+                    stack.append((child, False))
     order.reverse()  # post-order reversed: consumers first
     if targets is None:
-        return order
-    target_ids = {id(e[0]) for e in targets}
-    reaches = {}
-    for node in reversed(order):  # producers first
-        r = id(node) in target_ids
-        for e in node.next_edges:
-            if e is not None and (id(e[0]) in target_ids or reaches.get(id(e[0]), False)):
-                r = True
-        reaches[id(node)] = r
-    return [n for n in order if reaches[id(n)]]
+        return order, None
+    order = [n for n in order if reaches[n]]
+    return order, set(order)
 
 
 def _add(a, b):
@@ -276,7 +307,7 @@ def run_backward(roots, grads, *, retain_graph=False, create_graph=False, inputs
 
 
 def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, allow_unused):
-    buffers = {}          # id(node) -> list of cotangents per output
+    buffers = {}          # node -> list of cotangents per output
     leaf_grads = {}       # id(leaf) -> (leaf, cotangent)
     root_nodes = []
     for r, g in zip(roots, grads):
@@ -286,7 +317,9 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
                                "have a grad_fn")
         node, nr = e
         if node.__class__ is Node:
-            buf = buffers.setdefault(id(node), [None] * _n_outputs(node))
+            buf = buffers.get(node)
+            if buf is None:
+                buf = buffers[node] = [None] * _n_outputs(node)
             buf[nr] = _add(buf[nr], g)
             root_nodes.append(node)
         else:
@@ -300,7 +333,7 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
             if e is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
         captured = {}
-    order = _topo_order(root_nodes, targets if not accumulate else None)
+    order, needed = _execution_order(root_nodes, targets if not accumulate else None)
     target_nodes = {(id(e[0]), e[1]): i for i, e in enumerate(targets)} if targets else {}
     # Note [Post-accumulate-grad hooks]: leaves with such hooks are finalized early.
     early = None
@@ -308,9 +341,11 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
         order = _priority_order(order)
         early = _last_uses(order)
     owned = set()
+    # Leaves that receive gradients: all of them for .backward(), else only the targets.
+    leaf_ids = None if needed is None else {id(e[0]) for e in targets}
 
     for position, node in enumerate(order):
-        buf = buffers.pop(id(node), None)
+        buf = buffers.pop(node, None)
         if buf is None:
             if early and position in early:
                 _finish_leaves(early.pop(position), leaf_grads, create_graph, owned)
@@ -333,18 +368,23 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
         for e, ct, primal in zip(node.next_edges, in_cts, node.saved):
             if e is None or ct is None:
                 continue
+            target, nr = e
+            is_node = target.__class__ is Node
+            if needed is not None and (target not in needed if is_node else
+                                       id(target) not in leaf_ids):
+                continue   # cannot reach what autograd.grad asked for (Note [Execution order])
             if ct.__class__ is not Tensor:   # Note [Lazy cotangents]
                 ct = ct()
             if ct._data.shape != primal._data.shape:
                 raise RuntimeError(
                     f"internal error: the vjp rule of {node.prim.name} returned a cotangent of "
                     f"shape {tuple(ct.shape)} for an input of shape {tuple(primal.shape)}")
-            target, nr = e
-            if target.__class__ is Node:
-                b = buffers.get(id(target))
+            if is_node:
+                b = buffers.get(target)
                 if b is None:
-                    b = buffers[id(target)] = [None] * _n_outputs(target)
-                b[nr] = _add(b[nr], ct)
+                    b = buffers[target] = [None] * _n_outputs(target)
+                prev = b[nr]
+                b[nr] = ct if prev is None else _ops_add(prev, ct)
             else:
                 prev = leaf_grads.get(id(target))
                 leaf_grads[id(target)] = (target, ct if prev is None else _add(prev[1], ct))

@@ -46,9 +46,11 @@ class GradInterpreter(Interpreter):
     def _unwrap(self, args):
         primals, edges, tracked = [], [], False
         for a in args:
-            if isinstance(a, Tensor) and self.mine(a):
-                primals.append(a._data.primal)
-                e = engine.edge_of(a)
+            d = a._data
+            if d.__class__ is GradTracer and d.interp is self:   # self.mine(a), inlined
+                primals.append(d.primal)
+                e = (a.grad_fn, a._output_nr) if a.grad_fn is not None else \
+                    ((a, 0) if a._requires_grad else None)   # engine.edge_of, inlined
                 edges.append(e)
                 tracked = tracked or e is not None
             else:
@@ -56,17 +58,17 @@ class GradInterpreter(Interpreter):
                 edges.append(None)
         return primals, tuple(edges), tracked
 
-    def _wrap_outputs(self, out, multiple):
-        outs = out if multiple else (out,)
-        wrapped = tuple(wrap(GradTracer(self, o)) if isinstance(o, Tensor) else o for o in outs)
-        return wrapped if multiple else wrapped[0], wrapped
-
     def process(self, prim, args, params):
         primals, edges, tracked = self._unwrap(args)
         out = bind(prim, *primals, **params)
         if not tracked or prim.nondiff or not _prim.grad_mode[0]:
             return out
-        result, wrapped = self._wrap_outputs(out, prim.multiple_results)
+        if prim.multiple_results:
+            wrapped = tuple(wrap(GradTracer(self, o)) if isinstance(o, Tensor) else o for o in out)
+            result = wrapped
+        else:
+            result = wrap(GradTracer(self, out))
+            wrapped = (result,)
         # All outputs, in order: `record` skips the non-differentiable ones itself, and an
         # output's position is its output_nr (which cotangent slot it fills).
         engine.record(prim, params, edges, tuple(primals), out, wrapped)

@@ -64,15 +64,17 @@ class VmapInterpreter(Interpreter):
         return d.__class__ is BatchTracer and d.interp is self
 
     def _unwrap(self, args):
-        values, bdims = [], []
+        values, bdims, batched = [], [], False
         for a in args:
-            if isinstance(a, Tensor) and self.mine(a):
-                values.append(a._data.value)
-                bdims.append(a._data.bdim)
+            d = a._data
+            if d.__class__ is BatchTracer and d.interp is self:   # self.mine(a), inlined
+                values.append(d.value)
+                bdims.append(d.bdim)
+                batched = True
             else:
                 values.append(a)
                 bdims.append(None)
-        return values, bdims
+        return values, bdims, batched
 
     def _wrap(self, out, bdim):
         if bdim is None or not isinstance(out, Tensor):
@@ -80,8 +82,8 @@ class VmapInterpreter(Interpreter):
         return wrap(BatchTracer(self, out, bdim))
 
     def process(self, prim, args, params):
-        values, bdims = self._unwrap(args)
-        if all(d is None for d in bdims):
+        values, bdims, batched = self._unwrap(args)
+        if not batched:
             return bind(prim, *values, **params)
         if prim.batch is None:
             raise NotImplementedError(f"vmap: the primitive {prim.name} has no batching rule")
