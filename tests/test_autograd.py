@@ -391,3 +391,51 @@ def test_program_gradients_match_torch():
         results.append((x.grad.detach().numpy(), w.grad.detach().numpy()))
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# Which nodes autograd.grad runs (Note [Execution order])
+
+
+def test_grad_wrt_non_leaf_runs_no_older_node():
+    x = leaf(1.0, 2.0)
+    a = x * 2                     # made before the target: cannot lead to it
+    ran = []
+    a.grad_fn.register_prehook(lambda g: ran.append("older"))
+    b = a.sin()
+    c = b * x                     # a newer branch back to the leaf, not asked for
+    c.grad_fn.register_prehook(lambda g: ran.append("newer"))
+    y = (b * b).sum() + c.sum()
+    (gb,) = torch.autograd.grad(y, b, retain_graph=True)
+    assert_close(gb, 2 * b.detach() + x.detach())
+    assert ran == ["newer"]       # on the path to b; x*2's node never runs
+    x.grad = None
+    y.backward()                  # .backward() still reaches every node
+    assert ran == ["newer", "newer", "older"]
+    assert_close(x.grad, (2 * b.detach() + x.detach()) * a.detach().cos() * 2 + b.detach())
+
+
+def test_inner_loop_of_create_graph_grads_matches_func_grad():
+    # MAML's inner steps the classic way: each autograd.grad's inputs are the previous
+    # step's (non-leaf) parameters; the meta-gradient must equal func.grad's.
+    from numtorch.func import grad as fgrad
+    data = torch.tensor([[0.5, -1.0], [2.0, 0.3]], dtype=torch.float64)
+
+    def loss(w):
+        return ((data @ w).tanh() ** 2).sum()
+
+    def adapted(w, steps=3):
+        for _ in range(steps):
+            (g,) = torch.autograd.grad(loss(w), w, create_graph=True)
+            w = w - 0.1 * g
+        return loss(w)
+
+    w0 = leaf(0.3, -0.7)
+    adapted(w0).backward()
+
+    def adapted_f(w, steps=3):
+        for _ in range(steps):
+            w = w - 0.1 * fgrad(loss)(w)
+        return loss(w)
+
+    assert_close(w0.grad, fgrad(adapted_f)(w0.detach()))
