@@ -111,6 +111,7 @@ class Interpreter:
 
 
 STACK: list[Interpreter] = []
+SYMBOLIC_OWNERS: list[Interpreter] = []   # traces with symbolic sizes (Note [Symbolic params])
 
 
 class Tracer:
@@ -157,6 +158,8 @@ def pop(interp: Interpreter) -> None:
     top = STACK.pop()
     assert top is interp, "interpreter stack corrupted"
     interp.active = False
+    if SYMBOLIC_OWNERS and interp in SYMBOLIC_OWNERS:
+        SYMBOLIC_OWNERS.remove(interp)
 
 
 def _escaped(interp):
@@ -183,7 +186,9 @@ grad_mode = [True]
 # symbolic size among its params — broadcasting a constant to ``(s0, 4)`` — cannot run in
 # NumPy: its result has a symbolic shape, so it belongs in the graph being traced. `bind`
 # hands it to the interpreter that owns the symbol (the trace that made it). Only binds
-# with no tracer argument and a non-empty stack pay for the check; eager code never does.
+# with no tracer argument while such a trace is running pay for the check (ShapeEnv.owner
+# registers the trace in SYMBOLIC_OWNERS, `pop` removes it); eager code and the lower
+# levels of grad and vmap never do.
 
 # Note [Capture claims constants]
 # A trace records the primitives bound on its tracers; one bound only on concrete tensors
@@ -210,7 +215,7 @@ def bind(prim, *args, **params):
         if a._requires_grad:
             recording = True
     if top is None and STACK:
-        if params:
+        if params and SYMBOLIC_OWNERS:
             top = symbol_owner(params)   # Note [Symbolic params]
         if top is None and args and STACK[-1].claims_constants and any(
                 a._requires_grad or a._data.ndim for a in args):

@@ -103,9 +103,22 @@ class ShapeEnv:
         self.marked = set()      # symbols that must not specialise (mark_dynamic)
         self.guards = []         # [Guard], in the order tracing relied on them
         self.replacements = {}   # sympy Symbol -> canonical expression
-        self.owner = None        # the interpreter tracing with these symbols
+        self._owner = None       # the interpreter tracing with these symbols
         self._by_size = {}
         self._seen = set()
+
+    @property
+    def owner(self):
+        return self._owner
+
+    @owner.setter
+    def owner(self, interp):
+        # `bind` looks for symbols in params only while an owner is on the stack
+        # (Note [Symbolic params]); `pop` takes the owner off this list again.
+        from .primitive import SYMBOLIC_OWNERS
+        self._owner = interp
+        if interp is not None and interp not in SYMBOLIC_OWNERS:
+            SYMBOLIC_OWNERS.append(interp)
 
     # -- symbols ------------------------------------------------------------------------
     def create_symbol(self, size: int, source, marked=False):

@@ -219,6 +219,12 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
     ``compute_dtype(promoted) -> dtype`` overrides the dtype the primitive runs in
     (true division of integers runs in the default float dtype).
     """
+    if a.__class__ in TENSOR_TYPES and b.__class__ in TENSOR_TYPES and compute_dtype is None:
+        # Two eager tensors of one dtype (x + y): nothing to promote (Note [Eager fast path]).
+        xa, xb = a._data, b._data
+        if xa.__class__ is ndarray and xb.__class__ is ndarray and xa.dtype is xb.dtype and \
+                not ((a._requires_grad or b._requires_grad) and grad_mode[0]):
+            return _fast_call(prim, xa, xb, a, b)
     fa, fb = _fast_operand(a), _fast_operand(b)
     if fa is None or fb is None or (fa[0].__class__ is not ndarray and fb[0].__class__ is not ndarray):
         return _strict_binary(prim, a, b, compute_dtype)
@@ -244,7 +250,7 @@ def _fast_call(prim, x, y, a, b):
     except TypeError:
         raise TypeError(f"{prim.name}: unsupported operand dtypes {_describe(a)} and "
                         f"{_describe(b)}") from None
-    return wrap_array(out)
+    return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
 
 
 def _describe(x):

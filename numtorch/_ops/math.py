@@ -26,6 +26,8 @@ def add(input, other, *, alpha=1, out=None):
     """Adds ``other``, scaled by ``alpha``, to ``input``: out = input + alpha * other."""
     if alpha != 1:
         other = mul(other, alpha)
+    if out is None:
+        return elementwise_binary(E.add, input, other)
     return _out(elementwise_binary(E.add, input, other), out)
 
 
@@ -53,6 +55,8 @@ def rsub(input, other, *, alpha=1):
 
 def mul(input, other, *, out=None):
     """Multiplies ``input`` by ``other`` elementwise, with broadcasting and type promotion."""
+    if out is None:
+        return elementwise_binary(E.mul, input, other)
     return _out(elementwise_binary(E.mul, input, other), out)
 
 

@@ -22,14 +22,21 @@ def _free(ndim, contract, batch):
 def _dot_impl(x, y, *, contracting, batch):
     (xc, yc), (xb, yb) = contracting, batch
     if not xb:
-        if x.ndim == 2 and y.ndim == 2 and len(xc) == 1:
-            # Transposed views go to BLAS as transpose flags: no copies (tensordot copies).
-            return np.matmul(x if xc == (1,) else x.T, y if yc == (0,) else y.T)
-        if y.ndim == 2 and len(yc) == 1 and xc == (x.ndim - 1,):
-            # Fold x's leading dims into one GEMM: np.matmul would run one per leading index.
-            rhs = y if yc == (0,) else y.T
-            lead = x.shape[:-1]
-            return np.matmul(x.reshape(math.prod(lead), x.shape[-1]), rhs).reshape(lead + (rhs.shape[1],))
+        if len(xc) == 1 and xc[0] in (0, x.ndim - 1) and yc[0] in (0, y.ndim - 1):
+            # Note [One GEMM for a contraction]
+            # One contracted dim at either end of each operand: fold the other dims of each
+            # into one and run a single GEMM, passing transposes to BLAS as flags. tensordot
+            # would copy an operand whose contracted dim is last (vmap's batched weights:
+            # x @ W.T with W of shape (models, out, in)), and matmul of stacked operands would
+            # run one GEMM per leading index.
+            k = x.shape[xc[0]]
+            x_last, y_first = xc[0] == x.ndim - 1, yc[0] == 0
+            xfree = x.shape[:-1] if x_last else x.shape[1:]
+            yfree = y.shape[1:] if y_first else y.shape[:-1]
+            m, n = math.prod(xfree), math.prod(yfree)   # explicit: -1 is ambiguous at size 0
+            xm = x.reshape(m, k) if x_last else x.reshape(k, m).T
+            ym = y.reshape(k, n) if y_first else y.reshape(n, k).T
+            return np.matmul(xm, ym).reshape(xfree + yfree)
         return np.tensordot(x, y, axes=(xc, yc))
     xf, yf = _free(x.ndim, xc, xb), _free(y.ndim, yc, yb)
     xt = x.transpose(list(xb) + xf + list(xc))

@@ -31,15 +31,12 @@ BATCHING = [None]
 class BatchTracer(Tracer):
     """Payload of a tensor under vmap: a lower-level value with a batch dimension ``bdim``."""
 
-    __slots__ = ("value", "bdim")
+    __slots__ = ("value", "bdim", "shape")
 
     def __init__(self, interp, value, bdim):
         self.interp, self.value, self.bdim = interp, value, bdim
-
-    @property
-    def shape(self):
-        s = self.value._data.shape
-        return s[:self.bdim] + s[self.bdim + 1:]
+        s = value._data.shape   # the per-example shape, read often by ops and rules
+        self.shape = s[:bdim] + s[bdim + 1:]
 
     def inner(self):
         return self.value
