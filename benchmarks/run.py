@@ -4,10 +4,11 @@ Each cell is timed timeit-style (warm-up, an auto-ranged number of calls per rep
 median over repeats, or the minimum with ``--stat min``, which is the steadier estimate
 on a machine that other work shares) with the garbage collector off, printed per call. The
 table has one column per framework (numtorch, NumPy hand-written, PyTorch eager with 2
-threads, JAX jitted, Numba njit; a missing framework is skipped) and the ratios numtorch/NumPy and
-numtorch/PyTorch; the speed targets of issues #2, #3 and #6 are checked underneath. Results
-are also written as JSON with the date and machine. Speed targets live here, never in
-unit tests.
+threads, JAX jitted, Numba njit; a missing framework is skipped) and the ratios
+numtorch/NumPy and numtorch/PyTorch; the speed targets of issues #2, #3, #6 and #13 are
+checked underneath. The memory group's cells are bytes (peak RSS of one step,
+``memory.py``), not times. Results are also written as JSON with the date and machine.
+Speed targets live here, never in unit tests.
 """
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ if __package__ in (None, ""):  # `python benchmarks/run.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "benchmarks"
 
-from . import compile_backend, compile_numpy, compile_train, eager, graph, transforms  # noqa: E402,F401  (eager registers its workloads on import)
-from .common import FRAMEWORKS, LABELS, WORKLOADS, Workload, add, available, has_func  # noqa: E402
+from . import compile_backend, compile_numpy, compile_train, eager, graph, memory, transforms  # noqa: E402,F401  (eager registers its workloads on import)
+from .common import FRAMEWORKS, LABELS, WORKLOADS, Workload, add, available, has_func, has_nn  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_JSON = os.path.join(HERE, "results", "latest.json")
@@ -126,6 +127,8 @@ def run_workload(w: Workload, mode, frameworks, log, stat="median"):
             fn = factory()
             if isinstance(fn, tuple) and fn[0] == "import":
                 times[fw] = import_time(fn[1], 2 if mode == "quick" else 5, stat)
+            elif isinstance(fn, tuple) and fn[0] == "peak_rss":   # bytes, not seconds
+                times[fw] = memory.peak_step_bytes(fn[1])
             else:
                 times[fw] = measure(fn, **MODES[mode], stat=stat)
         except Exception as e:  # noqa: BLE001 - one failing cell must not stop the suite
@@ -144,6 +147,10 @@ def fmt_time(t):
     return f"{t * 1e6:.2f} µs"
 
 
+def fmt_bytes(b):
+    return "—" if b is None else f"{b / 2**20:.0f} MB"
+
+
 def fmt_ratio(a, b):
     return f"{a / b:.2f}x" if a is not None and b else "—"
 
@@ -153,7 +160,8 @@ def table(results, frameworks):
     rows = []
     for r in results:
         t = r["times"]
-        rows.append([r["name"]] + [fmt_time(t.get(f)) + ("!" if f in r["errors"] else "")
+        fmt = fmt_bytes if r["group"] == "memory" else fmt_time
+        rows.append([r["name"]] + [fmt(t.get(f)) + ("!" if f in r["errors"] else "")
                                    for f in frameworks]
                     + [fmt_ratio(t.get("numtorch"), t.get("numpy")),
                        fmt_ratio(t.get("numtorch"), t.get("torch"))])
@@ -243,6 +251,8 @@ def main(argv=None):
     if has_func():
         transforms.register()
         graph.register()
+        if has_nn():
+            memory.register()
     _register_imports()
     selected = [w for w in WORKLOADS if args.filter is None
                 or args.filter.lower() in w.name.lower() or args.filter.lower() == w.group]

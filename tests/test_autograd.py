@@ -439,3 +439,44 @@ def test_inner_loop_of_create_graph_grads_matches_func_grad():
         return loss(w)
 
     assert_close(w0.grad, fgrad(adapted_f)(w0.detach()))
+
+
+# ---------------------------------------------------------------------------------------
+# What nodes keep (Note [Saved values])
+
+
+def test_nodes_keep_only_values_their_rule_reads():
+    from numtorch.autograd import engine
+    x = torch.randn(200, 100, dtype=torch.float64, requires_grad=True)   # 160 KB: above the
+    y = torch.randn(200, 100, dtype=torch.float64, requires_grad=True)   # stand-in threshold
+    s = x + y
+    p = x * y
+    node_add, node_mul = s.grad_fn, p.grad_fn
+    # add reads no values: its primals and output are zero-stride stand-ins, same shapes
+    for t in (*node_add.saved, node_add.out):
+        assert t.shape == (200, 100) and t.dtype == torch.float64
+        assert t._data.strides == (0, 0)
+    # mul reads both operands: kept, and the output (not read) is a stand-in
+    assert node_mul.saved[0] is x and node_mul.saved[1] is y
+    assert node_mul.out._data.strides == (0, 0)
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 16])
+def test_stand_ins_change_no_gradient(monkeypatch, threshold):
+    # With every unread value replaced (threshold 0), gradients through conv, batch norm,
+    # scatter, indexing and where, and a second-order gradient, equal float64 references.
+    from numtorch.autograd import engine
+    monkeypatch.setattr(engine, "_STAND_IN_BYTES", threshold)
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 6, 6, dtype=torch.float64, generator=g, requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, dtype=torch.float64, generator=g, requires_grad=True)
+
+    def f(x, w):
+        h = F.batch_norm(F.conv2d(x, w), None, None, training=True)
+        h = torch.where(h > 0, h, 0.1 * h).reshape(2, -1)
+        h = h.scatter(1, torch.tensor([[0], [3]]), h[:, :1] * 2)
+        return (h[:, 1:].tanh() ** 2).sum()
+
+    assert gradcheck(f, (x, w))
+    assert gradgradcheck(f, (x, w))

@@ -142,6 +142,10 @@ class Tracer:
     def concrete(self, what):
         return self.inner()._concrete(what)
 
+    def stand_in(self):
+        """This payload over memory-free stand-ins, or None to keep it (Note [Saved values])."""
+        return None
+
 
 class EscapedTracerError(RuntimeError):
     pass

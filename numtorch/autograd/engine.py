@@ -12,7 +12,8 @@ import itertools
 from numpy import ndarray
 
 from .._core import primitive as _prim
-from .._core.tensor import Tensor, eval_bind, wrap_array
+from .._core.meta import MetaArray
+from .._core.tensor import Tensor, eval_bind, wrap, wrap_array
 from .._ops.creation import zeros_like as _ops_zeros_like
 from .._ops.math import add as _ops_add
 
@@ -63,6 +64,8 @@ class Node:
         self.checked = checked = _values_read(prim, saved, out, next_edges)
         self.versions = [s._version_counter.value for s in checked]
         self.out = out
+        if prim.vjp_needs is not None and prim.vjp_context is None:
+            self.saved, self.out = _keep_read(prim, saved, out)   # Note [Saved values]
         self.next_edges = next_edges
         self.pre_hooks = None
         self.post_hooks = None
@@ -155,6 +158,59 @@ def _values_read(prim, saved, out, edges):
 
 
 _READ_CACHE: dict = {}
+
+
+# Note [Saved values]
+# A node holds only the values its VJP rule can read (any entry of `vjp_needs`, whichever
+# inputs need gradients); every other primal, and the output when no entry reads it, is
+# replaced by a stand-in of the same shape and dtype that owns no memory: a read-only
+# zero-stride view of one zero (rules still read shapes, and some build zeros_like of a
+# primal: scatter's). Under vmap or grad the stand-in is the same tracer over a stand-in
+# (`Tracer.stand_in`). PyTorch saves the same way (SavedVariable), and it is what lets the
+# graphs of MAML's inner steps (vmap over inner grad steps, under an outer .backward())
+# free each step's intermediates instead of keeping every activation of every step alive.
+# Arrays under 64 KiB are kept as they are: a stand-in would cost more time than it frees.
+# A rule reading a value its `vjp_needs` does not declare would read zeros: the gradient
+# tests (finite differences under grad, grad of grad and vmap of grad, per primitive) catch
+# that. Nodes with a per-call context (autograd.Function, AOT regions) keep everything:
+# their backward reads `saved` in its own way.
+
+_STAND_IN_BYTES = 1 << 16
+
+
+def _keep_read(prim, saved, out):
+    key = (prim, len(saved))
+    keep = _KEEP_CACHE.get(key)
+    if keep is None:
+        union = set()
+        for n in prim.vjp_needs:
+            union.update(n)
+        indices = frozenset(i for i in union if i != "out")
+        keeps_out = "out" in union or prim.multiple_results
+        keep = _KEEP_CACHE[key] = (indices, keeps_out,
+                                   keeps_out and indices.issuperset(range(len(saved))))
+    indices, keeps_out, everything = keep
+    if everything:
+        return saved, out
+    return (tuple([s if i in indices else stand_in(s) for i, s in enumerate(saved)]),
+            out if keeps_out else stand_in(out))
+
+
+_KEEP_CACHE: dict = {}
+_ZERO_BYTES = bytes(64)   # one element of any dtype, read-only
+
+
+def stand_in(t):
+    """A tensor with ``t``'s shape and dtype that owns no memory (Note [Saved values])."""
+    d = t._data
+    if d.__class__ is ndarray:
+        if d.nbytes < _STAND_IN_BYTES:
+            return t
+        return wrap(ndarray(d.shape, d.dtype, _ZERO_BYTES, 0, (0,) * d.ndim))
+    if d.__class__ is MetaArray:
+        return t
+    d = d.stand_in()
+    return t if d is None else wrap(d)
 
 
 class AccumulateGrad:

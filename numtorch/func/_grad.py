@@ -31,6 +31,10 @@ class GradTracer(Tracer):
     def inner(self):
         return self.primal
 
+    def stand_in(self):
+        v = engine.stand_in(self.primal)
+        return None if v is self.primal else GradTracer(self.interp, v)
+
 
 class GradInterpreter(Interpreter):
     __slots__ = ()

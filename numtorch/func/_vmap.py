@@ -41,6 +41,11 @@ class BatchTracer(Tracer):
     def inner(self):
         return self.value
 
+    def stand_in(self):
+        from ..autograd.engine import stand_in
+        v = stand_in(self.value)
+        return None if v is self.value else BatchTracer(self.interp, v, self.bdim)
+
     def concrete(self, what):
         if what == "item()":
             raise RuntimeError(
