@@ -12,6 +12,7 @@ from .._core import primitive as _prim
 from .._core.primitive import Interpreter, Tracer, bind, pop, push
 from .._core.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
+from ..autograd import engine
 
 _DATA_DEPENDENT = (
     "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow "
@@ -42,8 +43,7 @@ class BatchTracer(Tracer):
         return self.value
 
     def stand_in(self):
-        from ..autograd.engine import stand_in
-        v = stand_in(self.value)
+        v = engine.stand_in(self.value)
         return None if v is self.value else BatchTracer(self.interp, v, self.bdim)
 
     def concrete(self, what):
