@@ -2,9 +2,11 @@
 
     python -m numtorch.distributed.run --nproc-per-node 2 examples/ddp_train.py
 
-Each rank trains the same MLP on its own half of every batch; DDP averages the gradients
-during backward, so after every step all ranks hold the same weights — the weights one
-process gets by training on the whole batches. Rank 0 trains that single-process model too
+Each rank trains the same MLP on its own share of the data (``DistributedSampler`` with a
+``DataLoader``, shuffled per epoch with the same seed on every rank); DDP averages the
+gradients during backward, so after every step all ranks hold the same weights — the
+weights one process gets by training on the whole batches (the union of the ranks' batches
+of a step is the single process's batch of that step). Rank 0 trains that single-process model too
 and checks the two agree to 1e-10 (float64). Started without a launcher (``python
 examples/ddp_train.py``), the script launches itself on 2 ranks.
 """
@@ -18,8 +20,10 @@ import numpy as np
 import numtorch as torch
 import numtorch.distributed as dist
 from numtorch import nn
+from numtorch.utils.data import DataLoader, TensorDataset
+from numtorch.utils.data.distributed import DistributedSampler
 
-STEPS, GLOBAL_BATCH, LR = 20, 32, 0.05
+EPOCHS, SAMPLES, GLOBAL_BATCH, LR = 3, 320, 32, 0.1
 
 
 def make_model():
@@ -31,22 +35,25 @@ def make_model():
 
 def dataset():
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((STEPS * GLOBAL_BATCH, 8))
-    y = np.sin(x @ rng.standard_normal((8, 1))) + 0.1 * rng.standard_normal((len(x), 1))
-    return torch.from_numpy(x), torch.from_numpy(y)
+    x = rng.standard_normal((SAMPLES, 8))
+    y = np.sin(x @ rng.standard_normal((8, 1))) + 0.1 * rng.standard_normal((SAMPLES, 1))
+    return TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
 
 
-def train(model, x, y, rows):
-    """SGD over the steps; ``rows(step)`` picks this process's rows of the step's batch."""
+def train(model, data, replicas, rank):
+    """SGD over the epochs on this rank's share (of ``replicas``); returns the losses."""
+    sampler = DistributedSampler(data, num_replicas=replicas, rank=rank, shuffle=True, seed=0)
+    loader = DataLoader(data, batch_size=GLOBAL_BATCH // replicas, sampler=sampler)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     losses = []
-    for step in range(STEPS):
-        idx = rows(step)
-        opt.zero_grad()
-        loss = nn.functional.mse_loss(model(x[idx]), y[idx])
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    for epoch in range(EPOCHS):
+        sampler.set_epoch(epoch)   # a new order each epoch, the same on every rank
+        for x, y in loader:
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
     return losses
 
 
@@ -55,11 +62,9 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     if GLOBAL_BATCH % world:
         raise SystemExit(f"the global batch ({GLOBAL_BATCH}) must split evenly over {world} ranks")
-    x, y = dataset()
-    per_rank = GLOBAL_BATCH // world
+    data = dataset()
     ddp = nn.parallel.DistributedDataParallel(make_model())
-    losses = train(ddp, x, y, lambda s: slice(s * GLOBAL_BATCH + rank * per_rank,
-                                              s * GLOBAL_BATCH + (rank + 1) * per_rank))
+    losses = train(ddp, data, world, rank)
     losses = torch.tensor(losses, dtype=torch.float64)
     dist.all_reduce(losses, op=dist.ReduceOp.AVG)   # each step's loss on the whole batch
     weights = [p.detach().numpy() for p in ddp.module.parameters()]
@@ -69,16 +74,18 @@ def main():
         assert all(np.array_equal(a, b) for w in everyone for a, b in zip(weights, w)), \
             "ranks diverged"
         single = make_model()
-        single_losses = train(single, x, y, lambda s: slice(s * GLOBAL_BATCH,
-                                                            (s + 1) * GLOBAL_BATCH))
+        single_losses = train(single, data, 1, 0)
         diff = max(float(np.max(np.abs(a - p.detach().numpy())))
                    for a, p in zip(weights, single.parameters()))
-        print(f"{world} ranks, {STEPS} steps: loss {losses[0]:.4f} -> {losses[-1]:.4f} "
-              f"(single process: {single_losses[0]:.4f} -> {single_losses[-1]:.4f}); "
-              f"max |weight difference| vs single process = {diff:.1e}")
+        k = len(single_losses) // EPOCHS   # steps per epoch
+        first, last = losses.numpy()[:k].mean(), losses.numpy()[-k:].mean()
+        print(f"{world} ranks, {EPOCHS} epochs of {k} steps: mean loss {first:.4f} (first "
+              f"epoch) -> {last:.4f} (last); single process: {np.mean(single_losses[:k]):.4f} "
+              f"-> {np.mean(single_losses[-k:]):.4f}; max |weight difference| vs single "
+              f"process = {diff:.1e}")
         assert diff < 1e-10, diff
         np.testing.assert_allclose(losses.numpy(), single_losses, rtol=1e-10)
-        assert single_losses[-1] < single_losses[0]
+        assert last < first   # training helps
     dist.destroy_process_group()
 
 
@@ -111,11 +118,10 @@ if __name__ == "__main__":
         main()                      # one rank of a launched job
     elif mpi_missing():
         # no MPI here (pip install -e '.[distributed]'): train in one process only
-        x, y = dataset()
-        losses = train(make_model(), x, y, lambda s: slice(s * GLOBAL_BATCH, (s + 1) * GLOBAL_BATCH))
+        losses = train(make_model(), dataset(), 1, 0)
         print(f"MPI unavailable ({mpi_missing()}): single-process training only, loss "
               f"{losses[0]:.4f} -> {losses[-1]:.4f}")
-        assert losses[-1] < losses[0]
+        assert np.mean(losses[-len(losses) // EPOCHS:]) < np.mean(losses[:len(losses) // EPOCHS])
         print("ok")
     else:
         launch_myself()

@@ -303,6 +303,16 @@ def argument_errors():
         raise AssertionError("expected a TypeError")
 
 
+@check
+def distributed_sampler_takes_its_rank_from_the_process_group():
+    from numtorch.utils.data import DistributedSampler
+    sampler = DistributedSampler(range(10), seed=3)   # num_replicas, rank: from dist
+    assert (sampler.num_replicas, sampler.rank) == (N, R)
+    shares = [None] * N
+    dist.all_gather_object(shares, list(sampler))
+    assert sorted(i for share in shares for i in share) == list(range(10))
+
+
 def setup():
     global R, N
     dist.init_process_group("mpi")
