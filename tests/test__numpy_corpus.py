@@ -75,14 +75,6 @@ _COMPILED_BREAKS = {
     "a = np.asarray(I64).copy()\na[a > 2] = -a[a > 2]\na",
     "np.where(A > 0)", "np.allclose(A, F32, atol=1e-6)", "np.array_equal(I32, I64)",
     "np.nonzero(BOOL)", "np.argwhere(BOOL)", "np.unique(T)"}
-# Not working compiled (a capture bug, not NumPy's): an in-place write into an array made
-# inside the compiled function (``out = np.zeros(..); np.add(A, 1, out=out)``) rebinds the
-# captured constant to a trace value, which escapes the capture. Plain Tensors share it:
-# ``t = torch.zeros(3); t.add_(x)`` under compile fails the same way.
-_COMPILED_FAILS = {
-    "out = np.zeros((3, 4))\nnp.add(A, 1, out=out)\nout",
-    "out = np.zeros((3, 4), dtype=np.float32)\nr = np.multiply(I32, 2, out=out)\n(r, out)",
-    "out = np.ones((3, 4))\nnp.add(A, 10, out=out, where=A > 0)\nout"}
 WAYS = {"eager": _eager, "numpy_dispatch": _plain_numpy_on_ours, "compiled": _compiled}
 
 
@@ -122,10 +114,6 @@ def test_snippet_matches_numpy(code, way):
     fn = as_function(code)
     with numpy.errstate(all="ignore"):
         ref = _reference(fn)
-    if way == "compiled" and code in _COMPILED_FAILS:
-        with pytest.raises(Exception, match="escaped tracer"):
-            ours = WAYS[way](fn)
-        pytest.xfail("in-place write into an array created inside compile (capture bug)")
     ours = WAYS[way](fn)
     if way == "compiled":
         breaks = _BREAKS.pop(fn.__code__, [])

@@ -11,11 +11,14 @@ import functools
 import os
 import sys
 
+from numpy import ndarray
+
 from .._core.ir import Const, Graph, Node, Var
 from .._core.meta import MetaArray
 from .._core.primitive import Interpreter, Tracer, pop, push
 from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
+from .._prims.ref import copy_to
 
 # Note [Mutations in graphs]
 # An in-place op binds `copy_to(dst, new_value)` and makes the tensor hold the result
@@ -28,6 +31,22 @@ from .._core.tensor import Tensor, wrap
 # return); grad binds it below on primals like any primitive. `functionalize(f)` sits
 # above the trace, so `make_graph(functionalize(f))` is purely functional but for the
 # final copies back into mutated inputs — PyTorch's make_fx(functionalize(f)) looks so.
+
+# Note [Constants made inside the trace]
+# A tensor a creation op makes while this trace is active (``t = torch.zeros(3)`` inside
+# the traced or compiled function; Note [Created inside a transform]) is a concrete
+# constant, but it belongs to the function: no caller sees it. Two consequences:
+# - it is captured as a snapshot of its current value, not by reference: an in-place op
+#   later rebinds the Tensor to a trace value (Note [Mutations in graphs]), and the Const
+#   must still hold the value the earlier nodes read (a capture by reference made the
+#   constant itself a tracer, which escaped: EscapedTracerError under torch.compile).
+#   A later eager write (a folded 0-d ``t += 1``) bumps its version, so each version read
+#   gets its own snapshot.
+# - a write into it (``copy_to(t, v)``) is functionalized: ``t`` simply becomes ``v``, as
+#   functionalize does. Recording the write would make each run of the graph mutate the
+#   shared constant, so a second call would start from the first call's result.
+# Constants from outside the function (parameters, globals) keep their identity: writes
+# to them are the function's effects.
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,10 +89,11 @@ class TraceTracer(Tracer):
 
 
 class TraceInterpreter(Interpreter):
-    __slots__ = ("nodes", "consts", "const_ids", "counter", "claims_constants")
+    __slots__ = ("nodes", "consts", "const_ids", "counter", "claims_constants", "keep")
 
     def __init__(self, claims_constants=False):
         self.nodes, self.consts, self.const_ids, self.counter = [], [], {}, 0
+        self.keep = []   # tensors snapshot by id: alive, so their ids are not reused
         self.claims_constants = claims_constants   # Note [Capture claims constants]
 
     def new_var(self, shape, dtype, prefix="t"):
@@ -85,14 +105,27 @@ class TraceInterpreter(Interpreter):
         d = t._data
         return d.__class__ is TraceTracer and d.interp is self
 
+    def made_here(self, t):
+        """Whether ``t`` was created while this trace was active (Note [Constants made inside the trace])."""
+        owner = t if t._base is None else t._base
+        return self in owner.__dict__.get("_created_under", ())
+
     def _operand(self, a):
         if isinstance(a, Tensor) and self.mine(a):
             return a._data.var
-        c = self.const_ids.get(id(a))
+        key, value = id(a), a
+        if isinstance(a, Tensor) and self.made_here(a):
+            # Note [Constants made inside the trace]: a snapshot per version
+            key = (key, a._version_counter.value)
+            if key not in self.const_ids:
+                self.keep.append(a)
+                d = a._data
+                value = wrap(d.copy() if d.__class__ is ndarray else d)
+        c = self.const_ids.get(key)
         if c is None:
-            c = Const(f"c{len(self.consts)}", a)
+            c = Const(f"c{len(self.consts)}", value)
             self.consts.append(c)
-            self.const_ids[id(a)] = c
+            self.const_ids[key] = c
         return c
 
     def _emit(self, prim, ins, params):
@@ -107,6 +140,11 @@ class TraceInterpreter(Interpreter):
         return tensors if prim.multiple_results else tensors[0]
 
     def process(self, prim, args, params):
+        if prim is copy_to and not self.mine(args[0]) and self.mine(args[1]) and \
+                self.made_here(args[0]):
+            # a write into a tensor made inside the function: it becomes the value
+            # (Note [Constants made inside the trace])
+            return wrap(TraceTracer(self, args[1]._data.var))
         return self._emit(prim, [self._operand(a) for a in args], params)
 
     def process_nullary(self, prim, params):
