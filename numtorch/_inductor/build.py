@@ -58,6 +58,27 @@ def compiler():
     return None
 
 
+_BROKEN: list = []         # holds True once the compiler failed a trivial build
+
+
+def usable():
+    """Whether kernels can be built: a compiler exists and has not been found broken."""
+    return compiler() is not None and not _BROKEN
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_works():
+    """Whether the compiler builds a trivial OpenMP library; asked once, after a build
+    failed (a working compiler costs nothing extra). A broken one is not tried again."""
+    try:
+        load("#include <omp.h>\nint nt_probe_threads(void) { return omp_get_max_threads(); }\n")
+        return True
+    except (RuntimeError, OSError) as e:
+        log.warning("inductor: the C compiler cannot build kernels (%s)", str(e)[:300])
+        _BROKEN.append(True)
+        return False
+
+
 @functools.lru_cache(maxsize=None)
 def _compiler_id(cc):
     try:
@@ -190,6 +211,6 @@ _warned = []
 def warn_no_compiler():
     if not _warned:
         _warned.append(True)
-        warnings.warn("numtorch._inductor: no C compiler found (set CC, or install cc/gcc/"
-                      "clang); compiled graphs run their primitives with NumPy instead",
+        warnings.warn("numtorch._inductor: no working C compiler (set CC, or install cc/gcc/"
+                      "clang); compiled graphs run as generated NumPy code instead",
                       RuntimeWarning, stacklevel=3)

@@ -18,4 +18,7 @@ class cpp:
     threads = int(os.environ.get("NUMTORCH_NUM_THREADS", 0)) or (os.cpu_count() or 1)
     parallel_threshold = 32768   # elements of work below which a kernel runs on one thread
     opt_level = "-O3"            # the test suite builds its op matrix at -O1 (compiles 5x faster)
+    # run generated NumPy code instead of C even where a compiler works (tests; the
+    # automatic fallback without a compiler is the same code, Note [Fused NumPy code])
+    numpy_fallback = bool(os.environ.get("NUMTORCH_INDUCTOR_NUMPY"))
     wait_policy = "passive"      # OMP_WAIT_POLICY unless set (Note [OpenMP and BLAS threads])

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .._core.tensor import wrap
-from . import build, codegen, config
+from . import build, codegen, config, numpy_codegen
 from .scheduler import Kernel, schedule
 
 log = logging.getLogger("numtorch._inductor")
@@ -42,9 +42,10 @@ class CompiledGraph:
     number of fused kernels and ``extern_count`` the NumPy calls between them.
     """
 
-    def __init__(self, graph, sched, source, python_code, fn):
+    def __init__(self, graph, sched, source, python_code, fn, kind="c"):
         self.graph, self.schedule, self.source, self.python_code = graph, sched, source, python_code
         self._fn = fn
+        self.kind = kind      # "c": kernels; "numpy": the fallback (Note [Fused NumPy code])
         self.kernel_count = len(sched.kernels) if sched is not None else 0
         self.extern_count = sum(1 for s in sched.steps if not isinstance(s, Kernel)) if sched else 0
 
@@ -52,6 +53,8 @@ class CompiledGraph:
         return self._fn(*args)
 
     def __repr__(self):
+        if self.kind == "numpy":
+            return f"<CompiledGraph {self.graph.name}: NumPy code, no C compiler>"
         return f"<CompiledGraph {self.graph.name}: {self.kernel_count} kernels, {self.extern_count} externs>"
 
 
@@ -63,8 +66,9 @@ def compile_graph(graph, example_inputs=None, *, options=None):
     returns the tuple of output tensors, like ``graph(*inputs)``. Pointwise, movement and
     reduction nodes become fused kernels; everything else (matmul, conv, linalg, sort,
     random, data-dependent indexing, float16/complex values) runs the primitive's NumPy
-    impl between kernels. Without a C compiler, a warning is issued once and the graph
-    runs its primitives eagerly. ``options`` (torch.compile's ``options=``) set
+    impl between kernels. Without a working C compiler (or with
+    ``config.cpp.numpy_fallback``), a warning is issued once and the graph runs as
+    generated NumPy code (Note [Fused NumPy code]). ``options`` (torch.compile's ``options=``) set
     ``numtorch._inductor.config`` attributes for this compilation ("cpp.threads" too).
 
     >>> import numtorch as torch
@@ -87,9 +91,10 @@ def compile_graphs(graphs, *, options=None):
             raise TypeError(f"compile_graph: graph must be a numtorch Graph (from make_graph), "
                             f"got {type(g).__name__}")
     with _options(options):
-        if build.compiler() is None:
-            build.warn_no_compiler()
-            return [CompiledGraph(g, None, "", "", g.__call__) for g in graphs]
+        if config.cpp.numpy_fallback or not build.usable():
+            if not config.cpp.numpy_fallback:
+                build.warn_no_compiler()
+            return [_numpy(g) for g in graphs]
         parts = []
         for i, graph in enumerate(graphs):
             sched = schedule(graph, codegen.reads)
@@ -102,17 +107,26 @@ def compile_graphs(graphs, *, options=None):
         libs = _build(parts)
         out = []
         for (graph, sched, buffers, segments, prefix, src), lib in zip(parts, libs):
-            if lib is False:            # the compiler rejected this graph's C: eager
-                out.append(CompiledGraph(graph, None, "", "", graph.__call__))
+            if lib is False:            # the compiler rejected this graph's C
+                out.append(_numpy(graph))
                 continue
             py, fn = _runner(graph, sched, buffers, segments, lib, prefix)
             out.append(CompiledGraph(graph, sched, codegen.library([src], build.has_libmvec()), py, fn))
     return out
 
 
+def _numpy(graph):
+    """The graph as generated NumPy code (Note [Fused NumPy code], numpy_codegen.py)."""
+    py, fn = numpy_codegen.generate(graph)
+    output_code_log.info("Output code (NumPy):\n%s", py)
+    return CompiledGraph(graph, None, "", py, fn, kind="numpy")
+
+
 def _build(parts):
     """One library for all parts; if the compiler rejects it, one per graph, and a graph
-    whose C fails alone runs eagerly (a logged error, never a failure of the program)."""
+    whose C fails alone runs as NumPy code (a logged error, never a failure of the
+    program; if the compiler cannot build even a trivial library, it is declared broken
+    once, with a warning, and every later graph goes to NumPy without trying)."""
     if not any(p[1].kernels for p in parts):
         return [None] * len(parts)
     sources = [p[-1] for p in parts]
@@ -124,9 +138,12 @@ def _build(parts):
                 log.info("inductor: building without libmvec (%s)", str(e)[:200])
         lib = build.load(codegen.library(sources))
         return [lib] * len(parts)
-    except RuntimeError as e:
+    except (RuntimeError, OSError) as e:
+        if not build.compiler_works():
+            build.warn_no_compiler()
+            return [False] * len(parts)
         if len(parts) == 1:
-            log.error("inductor: %s; running the graph eagerly", e)
+            log.error("inductor: %s; running the graph as NumPy code", e)
             return [False]
     return [_build([p])[0] for p in parts]
 
@@ -192,7 +209,7 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
         lib.nt_probe.argtypes = [ctypes.py_object]
         direct = lib.nt_probe(probe) == probe.ctypes.data
     seg, direct = 0, locals().get("direct", False)
-    roots = {}      # id(value written by a copy_to) -> the input or constant it writes
+    roots, writes = {}, []   # the chains of writes; the lines performing them
     buf_args = ", ".join(names[id(v)] for v in buffers.order)
     for i, step in enumerate(sched.steps):
         if isinstance(step, Kernel):
@@ -220,15 +237,14 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
             lines.append(f"{outs[0]} = {call}")
         for o, v in zip(outs, step.outs):
             lines.append(f"{o} = _contig({o})" if id(v) in used else f"{o} = _np.asarray({o})")
-        if step.prim.mutates is not None:
+        if step.is_effect():
             # A write (Note [Effects]): the tensor at the root of the chain of writes (an
-            # input, or a captured constant) receives the value, as Graph.inline does.
-            dst = step.ins[step.prim.mutates]
-            root = roots[id(step.outs[0])] = roots.get(id(dst), dst)
-            if root in graph.inputs:
-                lines.append(f"a{graph.inputs.index(root)}.copy_(_wrap({outs[0]}))")
-            elif root in graph.consts:
-                lines.append(f"_ct{graph.consts.index(root)}.copy_(_wrap({outs[0]}))")
+            # input, or a captured constant) receives the value, after every kernel has
+            # read the inputs' memory (Note [Writes run last], numpy_codegen.py).
+            line = numpy_codegen.write_back(graph, step, outs[0], roots)
+            if line:
+                writes.append(line)
+    lines += writes
     results = []
     for o in graph.outputs:
         if isinstance(o, Var) and o in graph.inputs:

@@ -86,6 +86,7 @@ def _errstate(fn):
             finally:
                 _EXTOBJ.reset(token)
     impl.__name__ = getattr(fn, "__name__", "impl")
+    impl.__wrapped__ = fn       # the ufunc itself, for numtorch._inductor's NumPy fallback
     return impl
 
 

@@ -4,7 +4,9 @@ dtype its entry lists, also with non-contiguous inputs.
 
 All graphs of the column build into a few shared libraries once per session (compile_graphs),
 and the disk cache keeps them between sessions, so the column costs one compiler run.
-Skipped, not failed, where there is no C compiler.
+Skipped, not failed, where there is no C compiler. The same cases also run through the
+backend's NumPy code (the fallback without a compiler, forced here by
+``config.cpp.numpy_fallback``), everywhere.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from numtorch.func import make_graph
 from numtorch.testing import assert_close
 from numtorch.testing.opinfo import flatten_outputs, op_db
 
-pytestmark = pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
+needs_cc = pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
 
 CHUNK = 150   # graphs per shared library: one compiler run each
 SAMPLES = 4  # the first samples of each dtype (entries put size-0/1 and broadcasting early)
@@ -93,6 +95,7 @@ def _noncontiguous(t):
     return t.detach().mT.contiguous().mT
 
 
+@needs_cc
 @pytest.mark.parametrize("op, dtype, index", PARAMS)
 def test_compiled_equals_eager(request, op, dtype, index):
     if not _COMPILED:
@@ -100,6 +103,21 @@ def test_compiled_equals_eager(request, op, dtype, index):
     compiled = _COMPILED[request.node.callspec.id]
     if isinstance(compiled, Exception):
         raise compiled
+    _check(compiled, op, dtype, index)
+
+
+@pytest.mark.parametrize("op, dtype, index", PARAMS)
+def test_numpy_code_equals_eager(op, dtype, index):
+    s = op.samples(dtype)[index]
+    tensors = [t.detach() for t in s.tensors()]
+    graph = make_graph(_fn(op, s, s.tensors()))(*tensors)
+    (compiled,) = compile_graphs([graph], options={"cpp.numpy_fallback": True})
+    assert compiled.kind == "numpy"
+    _check(compiled, op, dtype, index)
+
+
+def _check(compiled, op, dtype, index):
+    """Compiled equals eager, on the sample and on its transposed layout."""
     s = op.samples(dtype)[index]
     tensors = [t.detach() for t in s.tensors()]
     expected = flatten_outputs(_fn(op, s, s.tensors())(*tensors))
@@ -108,6 +126,7 @@ def test_compiled_equals_eager(request, op, dtype, index):
     assert_close(flatten_outputs(compiled(*strided)), expected, equal_nan=True)
 
 
+@needs_cc
 def test_column_is_mostly_fused():
     """Most of the column compiles to kernels, not only externs (a guard against the
     scheduler silently sending everything to NumPy)."""

@@ -7,6 +7,7 @@ its absence).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -163,13 +164,65 @@ def test_corrupt_cache_entry_is_rebuilt(tmp_path, damage):
     assert len(so.read_bytes()) == size and so.read_bytes() != b"\0" * size
 
 
-def test_without_a_compiler_warns_once_and_runs(monkeypatch):
+def test_without_a_compiler_warns_once_and_runs_numpy_code(monkeypatch):
     monkeypatch.setattr(build, "compiler", lambda: None)
     monkeypatch.setattr(build, "_warned", [])
     x = torch.randn(4, 5)
-    with pytest.warns(RuntimeWarning, match="no C compiler"):
+    with pytest.warns(RuntimeWarning, match="no working C compiler"):
         c = compiled(lambda x: torch.softmax(x, -1), x)
+    assert c.kind == "numpy" and "out=" in c.python_code
     assert_close(c(x), (torch.softmax(x, -1),))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # once: the second compile is silent
+        compiled(lambda x: x + 1, x)
+
+
+def test_a_broken_compiler_is_found_once(monkeypatch, tmp_path):
+    """A compiler that exists but fails (here /bin/false) is probed once after the first
+    failed build; that graph and every later one run as NumPy code, with one warning."""
+    false = shutil.which("false")
+    if false is None:
+        pytest.skip("no `false` program")
+    monkeypatch.setenv("NUMTORCH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(build, "compiler", lambda: false)
+    monkeypatch.setattr(build, "_warned", [])
+    monkeypatch.setattr(build, "_BROKEN", [])
+    build.compiler_works.cache_clear()
+    try:
+        x = torch.randn(3, 4)
+        with pytest.warns(RuntimeWarning, match="no working C compiler"):
+            c = compiled(lambda x: (x * 2).exp(), x)
+        assert c.kind == "numpy" and build._BROKEN
+        assert_close(c(x), ((x * 2).exp(),))
+        c2 = compiled(lambda x: x.sin(), x)        # no second build attempt
+        assert c2.kind == "numpy" and build.compiler_works.cache_info().misses == 1
+    finally:
+        build.compiler_works.cache_clear()
+
+
+def test_numpy_code_reuses_buffers_and_is_reentrant():
+    """Note [Fused NumPy code]: a pointwise chain writes one buffer in place; the output is
+    fresh on every call (never a shared buffer), also when a call is already running."""
+    x = torch.randn(5, 7)
+    saved, config.cpp.numpy_fallback = config.cpp.numpy_fallback, True
+    try:
+        c = compiled(_chain10, x)
+    finally:
+        config.cpp.numpy_fallback = saved
+    # 15 nodes: 14 write the one shared buffer, the last a fresh output
+    assert c.python_code.count("out=b0") == 14 and c.python_code.count("out=_empty") == 1, \
+        c.python_code
+    a, b = c(x)[0], c(x)[0]
+    assert a.numpy() is not b.numpy() and not np.shares_memory(a.numpy(), b.numpy())
+    assert_close(a, _chain10(x))
+    assert_close(b, _chain10(x))
+    # a call from inside a running call (the shared buffers are busy) gets fresh ones
+    c._fn.__globals__["_lock"].acquire()
+    try:
+        assert_close(c(x)[0], _chain10(x))
+    finally:
+        c._fn.__globals__["_lock"].release()
 
 
 def test_bad_graph_argument():
@@ -181,3 +234,27 @@ def test_unknown_option():
     g = make_graph(lambda x: x + 1)(torch.ones(2))
     with pytest.raises(ValueError, match="unknown inductor option 'cpp.nope'"):
         compile_graph(g, options={"cpp.nope": 1})
+
+
+def _write_then_read(x):
+    y = x * 2            # inlined into the kernel after the write: it reads x's memory
+    x.add_(1)
+    return y + x, x * 3
+
+
+@pytest.mark.parametrize("numpy_code", [False, True])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_a_written_input_is_read_as_the_graph_says(numpy_code, layout):
+    """Note [Writes run last]: the value computed before an in-place write reads the old
+    input even when a later kernel recomputes it from the input's memory (before the fix,
+    contiguous inputs gave y + x == 3x + 2 instead of 3x + 1)."""
+    if not numpy_code and build.compiler() is None:
+        pytest.skip("no C compiler")
+    base = torch.randn(4, 3)
+    x = base.clone() if layout == "contiguous" else base.t().contiguous().t()
+    g = make_graph(_write_then_read)(x.clone())
+    c = compile_graph(g, options={"cpp.numpy_fallback": numpy_code})
+    expected_x = x.clone()
+    expected = _write_then_read(expected_x)
+    assert_close(c(x), expected)
+    assert_close(x, expected_x)             # the write reached the caller's tensor
