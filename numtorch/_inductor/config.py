@@ -9,6 +9,7 @@ import os
 
 debug = False              # comment every generated local with its graph value
 fallback_random = True     # random draws run eager's generator (always: they are externs)
+freezing = False           # fold captured tensors into the code (Note [Folding captured tensors])
 max_autotune = False       # accepted; there is one schedule to choose from today
 
 

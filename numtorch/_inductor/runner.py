@@ -23,7 +23,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .._core.tensor import wrap
-from . import build, codegen, config, numpy_codegen
+from . import build, codegen, config, numpy_codegen, simplify
 from .scheduler import Kernel, schedule
 
 log = logging.getLogger("numtorch._inductor")
@@ -91,6 +91,7 @@ def compile_graphs(graphs, *, options=None):
             raise TypeError(f"compile_graph: graph must be a numtorch Graph (from make_graph), "
                             f"got {type(g).__name__}")
     with _options(options):
+        graphs = [simplify.optimize(g) for g in graphs]
         if config.cpp.numpy_fallback or not build.usable():
             if not config.cpp.numpy_fallback:
                 build.warn_no_compiler()

@@ -107,10 +107,21 @@ def lowerable(node):
     return True
 
 
+# Note [Literal constants]
+# A captured constant whose elements are all equal becomes a C literal (``x * 1.5``
+# multiplies by a literal instead of reading a broadcast array), but only if its array is
+# read-only: the trace turns Python numbers into read-only broadcast arrays, while a
+# tensor the program holds (a global, a parameter) is writable, may be written in place
+# between calls, and so is read from memory at every call. A read-only view of a writable
+# tensor made during tracing (``w.expand(4)`` of a captured ``w``) is still baked in: the
+# trace already evaluated it as a value of the graph.
+
+
 def _uniform_value(c):
-    """The one value of a constant whose elements are all equal (a literal), else None."""
+    """The one value of a read-only constant whose elements are all equal (Note [Literal
+    constants]), else None."""
     a = c.value._data
-    if a.size == 0 or a.dtype.name not in C_TYPES:
+    if a.size == 0 or a.dtype.name not in C_TYPES or a.flags.writeable:
         return None
     flat = a.reshape(-1)
     first = flat[0]

@@ -1,0 +1,146 @@
+"""Graph passes the backend runs before scheduling (``optimize``), and the movement pass.
+
+``simplify_movement`` folds chains of movement nodes into one (transpose of a transpose,
+reshape of a reshape, broadcast of a broadcast) and drops the ones that change nothing
+(identity permutations, reshapes and broadcasts to the operand's own shape, casts to the
+operand's dtype, full slices). ``optimize`` runs it with the generic passes of
+``numtorch/_core/passes.py`` (CSE, DCE; constant folding only under ``config.freezing``,
+Note [Folding captured tensors]). Each pass is a function graph -> graph; this module
+holds only the movement rules and the pipeline, no scheduling or code.
+
+Note [One movement per chain]
+The C code generator already composes a chain of movements into one index expression
+(Note [Fusion by inlining]), but each link adds arithmetic the compiler must see through
+(a reshape of a reshape divides and takes remainders twice), and the NumPy code runs one
+view per link. Folding the chain at the graph level gives both one index map. A dropped
+identity node is replaced by its operand only when the node is not itself a graph output,
+so an output never becomes the same tensor object as an input where eager returns a new
+one (a view).
+
+Note [Folding captured tensors]
+A graph's constants are tensors it captured (module parameters and buffers included):
+the kernels read them at call time, so an optimizer's in-place update is seen by the next
+call. Folding a node whose operands are constants would freeze their current values into
+the code. That is TorchInductor's ``freezing`` (off by default there too), so
+``fold_constants`` runs only under ``config.freezing``.
+"""
+from __future__ import annotations
+
+from .._core import passes
+from .._core.passes import Rule
+from . import config
+
+
+def _producer(node, rw, name):
+    """The node of primitive ``name`` that made ``node``'s operand, or None."""
+    p = rw.producer(node.ins[0])
+    return p if p is not None and p.prim.name == name and not p.is_effect() else None
+
+
+def _identity(node, rw):
+    """Whether ``node`` may be replaced by its operand (Note [One movement per chain])."""
+    out = node.outs[0]
+    return all(o is not out for o in rw.graph.outputs)
+
+
+def _transpose(node, rw):
+    perm = tuple(node.params["permutation"])
+    inner = _producer(node, rw, "transpose")
+    if inner is not None:
+        p1 = inner.params["permutation"]
+        composed = tuple(p1[i] for i in perm)
+        x = inner.ins[0]
+        if composed == tuple(range(len(perm))) and _identity(node, rw):
+            return x
+        return rw.emit(node.prim, x, permutation=composed)
+    if perm == tuple(range(len(perm))) and _identity(node, rw):
+        return node.ins[0]
+    return None
+
+
+def _unit_map(a, b):
+    """For a reshape from shape ``a`` to ``b`` that only inserts or removes size-1 dims:
+    {dim of a: dim of b} for the dims of size > 1; else None."""
+    ka, kb = [i for i, n in enumerate(a) if n != 1], [i for i, n in enumerate(b) if n != 1]
+    if [a[i] for i in ka] != [b[i] for i in kb]:
+        return None
+    return dict(zip(ka, kb))
+
+
+def _reshape(node, rw):
+    inner = _producer(node, rw, "reshape")
+    x = inner.ins[0] if inner is not None else node.ins[0]
+    out_shape = tuple(node.outs[0].shape)
+    if tuple(_shape(x)) == out_shape and _identity(node, rw):
+        return x
+    if inner is not None:
+        return rw.emit(node.prim, x, new_shape=tuple(node.params["new_shape"]))
+    bcast = _producer(node, rw, "broadcast_in_dim")
+    if bcast is not None:        # unit dims added to or removed from a broadcast's result
+        where = _unit_map(bcast.params["shape"], out_shape)
+        dims = bcast.params["broadcast_dimensions"]
+        if where is not None and all(d in where for d in dims):
+            return rw.emit(bcast.prim, bcast.ins[0], shape=out_shape,
+                           broadcast_dimensions=tuple(where[d] for d in dims))
+    return None
+
+
+def _broadcast(node, rw):
+    shape, dims = tuple(node.params["shape"]), tuple(node.params["broadcast_dimensions"])
+    inner = _producer(node, rw, "broadcast_in_dim")
+    if inner is not None:
+        x = inner.ins[0]
+        composed = tuple(dims[d] for d in inner.params["broadcast_dimensions"])
+        return rw.emit(node.prim, x, shape=shape, broadcast_dimensions=composed)
+    unit = _producer(node, rw, "reshape")
+    if unit is not None:         # a broadcast of x with unit dims added or removed
+        x = unit.ins[0]
+        where = _unit_map(_shape(x), unit.outs[0].shape)
+        if where is not None and len(where) == len(_shape(x)):
+            return rw.emit(node.prim, x, shape=shape,
+                           broadcast_dimensions=tuple(dims[where[k]] for k in range(len(where))))
+    x = node.ins[0]
+    if tuple(_shape(x)) == shape and dims == tuple(range(len(shape))) and _identity(node, rw):
+        return x
+    return None
+
+
+def _convert(node, rw):
+    x = node.ins[0]
+    if _dtype(x) == node.outs[0].dtype and _identity(node, rw):
+        return x
+    return None
+
+
+def _slice(node, rw):
+    p, x = node.params, node.ins[0]
+    full = all(s == 0 and lim == n and st == 1 for s, lim, st, n in zip(
+        p["start_indices"], p["limit_indices"], p["strides"] or [1] * len(_shape(x)), _shape(x)))
+    return x if full and _identity(node, rw) else None
+
+
+def _shape(v):
+    return v.shape if hasattr(v, "shape") else tuple(v.value.shape)
+
+
+def _dtype(v):
+    return v.dtype if hasattr(v, "dtype") else v.value._data.dtype
+
+
+MOVEMENT_RULES = (Rule("transpose", _transpose), Rule("reshape", _reshape),
+                  Rule("broadcast_in_dim", _broadcast), Rule("convert_element_type", _convert),
+                  Rule("slice", _slice))
+
+
+def simplify_movement(graph):
+    """Fold chains of movement nodes into one and drop identities (Note [One movement per
+    chain]); the nodes left dead are removed by `dce`."""
+    return passes.rewrite(graph, MOVEMENT_RULES)
+
+
+def optimize(graph, log=None):
+    """The backend's pass pipeline: (constant folding under ``config.freezing``), movement
+    simplification, CSE, DCE. ``log`` (e.g. ``print``) receives each graph before and after."""
+    pipeline = ((passes.fold_constants,) if config.freezing else ()) + \
+        (simplify_movement, passes.cse, passes.dce)
+    return passes.optimize(graph, pipeline, log=log)
