@@ -112,6 +112,7 @@ class Emitter:
         self.outer = kernel.final_outer()
         self.outer_idx = index_names("o", self.outer)
         self.done = {}        # id(var) of reductions of this kernel already emitted -> local
+        self.row_cache = {}   # id(var) -> (array name, inner shape): Note [Row cache]
         self.foreign = []
         self.blocking = []
         self.lines = []
@@ -131,6 +132,10 @@ class Emitter:
         key = (id(v), tuple(idx))
         if key in scope:
             return scope[key]
+        cached = self.row_cache.get(id(v))
+        n = len(self.outer)
+        if cached is not None and len(idx) == len(v.shape) and tuple(idx[:n]) == self.outer_idx:
+            return f"{cached[0]}[{flat_index(idx[n:], cached[1])}]"
         comp = self.sched.comps.get(id(v))
         node = self.sched.lowered.get(id(v))
         if comp is not None and comp.kernel is self.kernel and comp.is_reduction:
@@ -218,11 +223,17 @@ class Emitter:
         if dt.kind == "f" and rule.combine in ("max", "min"):
             nan = self.local()
             self.lines.append(f"int {nan} = 0;")
+        cache = self._row_cache_for(comp, x, axes, red_shape)
         saved, self.lines = self.lines, []
         value = self.load(x, idx, {})
         cmp = ">" if rule.combine == "max" else "<"
-        body = self.lines + [{"sum": f"{acc} += {value};", "prod": f"{acc} *= {value};"}.get(
-            rule.combine, f"{acc} = {acc} {cmp} {value} ? {acc} : {value};")]
+        body = list(self.lines)
+        if cache is not None:
+            body.append(f"{cache}[{flat_index(red_idx, red_shape)}] = {value};")
+            self.row_cache[id(x)] = (cache, red_shape)
+        # the combining statement last (the lane form below replaces it)
+        body.append({"sum": f"{acc} += {value};", "prod": f"{acc} *= {value};"}.get(
+            rule.combine, f"{acc} = {acc} {cmp} {value} ? {acc} : {value};"))
         op = {"sum": "+", "prod": "*"}.get(rule.combine, rule.combine)
         clause = f"reduction({op}:{acc})"
         if nan:
@@ -253,6 +264,23 @@ class Emitter:
             self.lines.append(f"{self.buffers.name(var)}[{flat_index(self.outer_idx, var.shape)}] = {result};")
         self.done[id(var)] = result
 
+    def _row_cache_for(self, comp, x, axes, red_shape):
+        """Note [Row cache]: the name of a per-row array keeping the reduction's computed
+        operand ``x`` for later computations of this kernel, or None."""
+        n = len(self.outer)
+        shape = shape_of(x)
+        if (self.dry or not isinstance(x, Var) or id(x) not in self.sched.lowered
+                or id(x) in self.sched.comps or axes != tuple(range(n, len(shape)))
+                or tuple(shape[:n]) != tuple(self.outer)
+                or not 0 < int(np.prod(red_shape)) <= ROW_CACHE_ELEMENTS):
+            return None
+        later = self.kernel.comps[self.kernel.comps.index(comp) + 1:]
+        if not any(_reads(self.sched, c.node, x) for c in later):
+            return None
+        name = f"row{len(self.row_cache)}"
+        self.lines.append(f"{C_TYPES[x.dtype.name]} {name}[{int(np.prod(red_shape))}];")
+        return name
+
     def function(self):
         """The kernel's C function (after emitting all computations)."""
         outer, k = self.outer, self.kernel
@@ -263,7 +291,9 @@ class Emitter:
         lines = [f"static void {self.prefix}{k.name}(void *const *b) {{"]
         for v in self.buffers.order:
             lines.append(f"    {C_TYPES[dtype_of(v).name]} *restrict {self.buffers.names[id(v)]} = b[{self.buffers.order.index(v)}];")
-        parallel = f"if({total * work} > {config.cpp.parallel_threshold})"
+        # Below the threshold no parallel region at all: even with if(0), entering one
+        # costs a libgomp call (a few µs per small kernel).
+        parallel = total * work > config.cpp.parallel_threshold
         if total == 0:
             pass        # nothing to compute (a size-0 dimension)
         elif any(n != 1 for n in outer):
@@ -273,14 +303,15 @@ class Emitter:
                 stride = int(np.prod([m for _, m in dims[k + 1:]]))
                 unflat.append(f"const int64_t {i} = o / {stride} % {n};" if stride > 1 else
                               f"const int64_t {i} = o % {n};")
-            lines += [f"    #pragma omp parallel for schedule(static) num_threads(nt_threads) {parallel}",
-                      f"    for (int64_t o = 0; o < {total}; o++) {{"]
+            lines += ["    #pragma omp parallel for schedule(static) num_threads(nt_threads)"] * parallel
+            lines += [f"    for (int64_t o = 0; o < {total}; o++) {{"]
             lines += ["        " + line for line in unflat + body] + ["    }"]
-        elif len(k.comps) == 1 and not k.comps[0].is_reduction and "#pragma omp simd" in body:
+        elif parallel and len(k.comps) == 1 and not k.comps[0].is_reduction and \
+                "#pragma omp simd" in body:
             # one flat pointwise loop: parallel and vectorised together
             body = list(body)
             j = body.index("#pragma omp simd")
-            body[j] = f"#pragma omp parallel for simd schedule(static) num_threads(nt_threads) {parallel}"
+            body[j] = "#pragma omp parallel for simd schedule(static) num_threads(nt_threads)"
             lines += ["    " + line for line in body]
         else:
             lines += ["    " + line for line in body]
@@ -308,6 +339,32 @@ def _lanes(red_shape):
         if n % lanes == 0 and total >= 4 * lanes:
             return lanes
     return 0
+
+
+# Note [Row cache]
+# Softmax computes exp(x - max) in its sum loop and again in its output loop; exp is most
+# of the work. When a reduction over a kernel's trailing (inner) dims has a computed
+# operand that a later computation of the same kernel reads at the same element, the sum
+# loop also stores the operand in a per-row array on the thread's stack, and the later
+# loop reads it from there (in L1) instead of recomputing it: the same value, bit for bit.
+# Rows longer than ROW_CACHE_ELEMENTS recompute (the stack is small).
+ROW_CACHE_ELEMENTS = 8192
+
+
+def _reads(sched, node, var):
+    """Whether computing ``node`` inline reads ``var`` (through inlined nodes only)."""
+    stack, seen = list(node.ins), set()
+    while stack:
+        v = stack.pop()
+        if v is var:
+            return True
+        if id(v) in seen or not isinstance(v, Var):
+            continue
+        seen.add(id(v))
+        producer = sched.lowered.get(id(v))
+        if producer is not None and id(v) not in sched.comps:
+            stack.extend(producer.ins)
+    return False
 
 
 def _info(dt):

@@ -85,10 +85,21 @@ def test_ieee_specials_match_eager():
 
 @needs_cc
 def test_output_code_has_source_lines():
-    x = torch.randn(4, 4)
+    x = torch.randn(256, 256)
     c = compiled(lambda x: torch.softmax(x, -1), x)
     assert "#pragma omp parallel for" in c.source and "test_inductor.py" in c.source
     assert "reduce_max" in c.source and "reduce_sum" in c.source
+    # Note [Row cache]: exp(x - max) is computed once per element, in the sum loop
+    assert c.source.count(" = exp(") == 1 and "row0[" in c.source
+
+
+@needs_cc
+def test_small_kernels_open_no_parallel_region():
+    """Below config.cpp.parallel_threshold there is no OpenMP region to enter at all."""
+    x = torch.randn(4, 4)
+    c = compiled(lambda x: torch.softmax(x, -1), x)
+    assert "omp parallel" not in c.source and "#pragma omp simd" in c.source
+    assert_close(c(x), (torch.softmax(x, -1),))
 
 
 @needs_cc
