@@ -15,15 +15,22 @@ finds the entry when it gets the lock.
 
 Note [OpenMP and BLAS threads]
 libgomp's workers spin after a parallel region (OMP_WAIT_POLICY's default is active for a
-while, GOMP_SPINCOUNT), and so do OpenBLAS's threads after a matmul. On a 2-core machine a
+while, GOMP_SPINCOUNT), and so do OpenBLAS's threads after a matmul (for up to 2^28
+cycles by default, a setting read only when NumPy loads OpenBLAS). On a 2-core machine a
 fused kernel followed by a matmul, alternately, makes each pool spin on the cores the other
-needs (a measured 100x slowdown). The policy: unless the user set them, OMP_WAIT_POLICY is
-"passive" for the kernels' pool, set before the first kernel library loads libgomp, so
-kernel workers sleep as soon as a region ends. Measured on softmax(x @ w), 512x512, with
-the 2-core machine loaded (load ~8): 73 ms per call passive against 113 ms active (matmul
-alone 20 ms). The measurement is noisy and torch.compile does the same in 14 ms there, so
-the policy is a first step (coordinating the two pools is not built);
-benchmarks/compile_backend.py keeps the alternating workload that measures it.
+needs (a measured 100x slowdown). The policy, in two parts:
+- unless the user set it, OMP_WAIT_POLICY is "passive" for the kernels' pool, set before
+  the first kernel library loads libgomp, so kernel workers sleep as soon as a region
+  ends (softmax(x @ w), 512x512, machine loaded: 73 ms per call against 113 ms active);
+- kernels of a graph that also calls BLAS (a dot_general or conv extern) open a parallel
+  region only above ``config.cpp.parallel_threshold_with_blas`` elements of work (4M,
+  against 32K otherwise): below it, the second OpenMP thread would share a core with an
+  OpenBLAS thread still spinning after the matmul. Measured in one run on the 2-core
+  machine under load ~13 (medians of 30, ms): softmax(x @ w).sum(-1) at 512x512 took
+  116-146 with this policy, 194-232 with the kernels parallel, 132-158 for torch.compile,
+  119-150 for the matmul alone in NumPy.
+One pool for both (our threads calling single-threaded BLAS on row blocks, as PyTorch
+does) is not built; benchmarks/compile_backend.py keeps the alternating workload.
 """
 from __future__ import annotations
 

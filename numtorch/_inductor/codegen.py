@@ -293,7 +293,8 @@ class Emitter:
             lines.append(f"    {C_TYPES[dtype_of(v).name]} *restrict {self.buffers.names[id(v)]} = b[{self.buffers.order.index(v)}];")
         # Below the threshold no parallel region at all: even with if(0), entering one
         # costs a libgomp call (a few µs per small kernel).
-        parallel = total * work > config.cpp.parallel_threshold
+        parallel = total * work > (config.cpp.parallel_threshold_with_blas if _calls_blas(self.sched)
+                                   else config.cpp.parallel_threshold)
         if total == 0:
             pass        # nothing to compute (a size-0 dimension)
         elif any(n != 1 for n in outer):
@@ -365,6 +366,14 @@ def _reads(sched, node, var):
         if producer is not None and id(v) not in sched.comps:
             stack.extend(producer.ins)
     return False
+
+
+BLAS_PRIMITIVES = ("dot_general", "conv")
+
+
+def _calls_blas(sched):
+    """Whether the graph runs a BLAS extern (Note [OpenMP and BLAS threads], build.py)."""
+    return any(s.prim.name in BLAS_PRIMITIVES for s in sched.externs())
 
 
 def _info(dt):

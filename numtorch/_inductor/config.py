@@ -18,6 +18,8 @@ class cpp:
 
     threads = int(os.environ.get("NUMTORCH_NUM_THREADS", 0)) or (os.cpu_count() or 1)
     parallel_threshold = 32768   # elements of work below which a kernel runs on one thread
+    # the same for kernels of a graph that also calls BLAS (Note [OpenMP and BLAS threads])
+    parallel_threshold_with_blas = 1 << 22
     opt_level = "-O3"            # the test suite builds its op matrix at -O1 (compiles 5x faster)
     # run generated NumPy code instead of C even where a compiler works (tests; the
     # automatic fallback without a compiler is the same code, Note [Fused NumPy code])

@@ -70,6 +70,17 @@ def test_matmul_is_an_extern_between_kernels():
 
 
 @needs_cc
+def test_kernels_beside_blas_stay_serial_below_their_threshold():
+    """Note [OpenMP and BLAS threads]: a mid-sized kernel runs parallel alone, but not in a
+    graph that also runs a matmul."""
+    x = torch.randn(256, 256)
+    alone = compiled(lambda x: torch.softmax(x, -1), x)
+    beside = compiled(lambda x: torch.softmax(x @ x, -1), x)
+    assert "omp parallel" in alone.source and "omp parallel" not in beside.source
+    assert_close(beside(x), (torch.softmax(x @ x, -1),))
+
+
+@needs_cc
 def test_ieee_specials_match_eager():
     x = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1e-40, -3.0, 2.5])
     f = lambda x: (x.exp(), x.tanh(), torch.sigmoid(x), x.sign(), torch.maximum(x, x.flip(0)),
