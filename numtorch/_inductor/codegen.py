@@ -198,7 +198,10 @@ class Emitter:
             saved, self.lines = self.lines, []
             value = self.load(var, idx, {}) if comp.node.prim.lower.kind != "reduction" else None
             body = self.lines + [f"{self.buffers.name(var)}[{flat_index(idx, var.shape)}] = {value};"]
-            self.lines = saved + self.loops(idx[len(self.outer):], inner, body, simd=True)
+            nest = self.loops(idx[len(self.outer):], inner, body, simd=True)
+            if self.kernel.horizontal and self.parallel():
+                nest = _workshare(nest)
+            self.lines = saved + nest
 
     def emit_reduction(self, comp):
         node, var = comp.node, comp.var
@@ -281,20 +284,25 @@ class Emitter:
         self.lines.append(f"{C_TYPES[x.dtype.name]} {name}[{int(np.prod(red_shape))}];")
         return name
 
-    def function(self):
-        """The kernel's C function (after emitting all computations)."""
+    def parallel(self):
+        """Whether the kernel opens a parallel region: not below the threshold, where even
+        an if(0) region costs a libgomp call (a few µs per small kernel)."""
         outer, k = self.outer, self.kernel
         total = int(np.prod(outer)) if outer else 1
         work = sum(int(np.prod(c.var.shape[len(outer):] if not c.is_reduction else
                                shape_of(c.node.ins[0])[len(outer):])) for c in k.comps)
+        return total * work > (config.cpp.parallel_threshold_with_blas if _calls_blas(self.sched)
+                               else config.cpp.parallel_threshold)
+
+    def function(self):
+        """The kernel's C function (after emitting all computations)."""
+        outer, k = self.outer, self.kernel
+        total = int(np.prod(outer)) if outer else 1
         body = self.lines
         lines = [f"static void {self.prefix}{k.name}(void *const *b) {{"]
         for v in self.buffers.order:
             lines.append(f"    {C_TYPES[dtype_of(v).name]} *restrict {self.buffers.names[id(v)]} = b[{self.buffers.order.index(v)}];")
-        # Below the threshold no parallel region at all: even with if(0), entering one
-        # costs a libgomp call (a few µs per small kernel).
-        parallel = total * work > (config.cpp.parallel_threshold_with_blas if _calls_blas(self.sched)
-                                   else config.cpp.parallel_threshold)
+        parallel = self.parallel()
         if total == 0:
             pass        # nothing to compute (a size-0 dimension)
         elif any(n != 1 for n in outer):
@@ -307,6 +315,10 @@ class Emitter:
             lines += ["    #pragma omp parallel for schedule(static) num_threads(nt_threads)"] * parallel
             lines += [f"    for (int64_t o = 0; o < {total}; o++) {{"]
             lines += ["        " + line for line in unflat + body] + ["    }"]
+        elif parallel and k.horizontal:
+            # Note [Horizontal fusion]: one region, a worksharing loop per computation
+            lines += ["    #pragma omp parallel num_threads(nt_threads)", "    {"]
+            lines += ["        " + line for line in body] + ["    }"]
         elif parallel and len(k.comps) == 1 and not k.comps[0].is_reduction and \
                 "#pragma omp simd" in body:
             # one flat pointwise loop: parallel and vectorised together
@@ -340,6 +352,18 @@ def _lanes(red_shape):
         if n % lanes == 0 and total >= 4 * lanes:
             return lanes
     return 0
+
+
+def _workshare(nest):
+    """A computation's loop nest as a worksharing construct of the enclosing parallel
+    region (Note [Horizontal fusion]): its outermost loop split among the threads, no
+    barrier after it; a nest without loops (a 0-d or all-size-1 value) runs once."""
+    for j, line in enumerate(nest):
+        if line.startswith("for "):
+            if j and nest[j - 1] == "#pragma omp simd":
+                return nest[:j - 1] + ["#pragma omp for simd schedule(static) nowait"] + nest[j:]
+            return nest[:j] + ["#pragma omp for schedule(static) nowait"] + nest[j:]
+    return ["#pragma omp single nowait", "{"] + nest + ["}"]
 
 
 # Note [Row cache]

@@ -18,6 +18,17 @@ index. Later computations of the same kernel may read a reduction of that kernel
 the current outer index (where it is a register); that is what makes softmax, log_softmax
 and layer_norm one kernel each: per row, a max loop, a sum loop, an output loop.
 Anything else starts a new kernel, and the reduction is stored to a temporary buffer.
+
+Note [Horizontal fusion]
+Independent pointwise computations of different shapes share a kernel too: a kernel
+without reductions takes any pointwise computation, and the code generator gives each its
+own loop nest, all inside one parallel region (``omp for nowait``: no barrier between
+them, since no computation of a kernel reads another's memory, Note [Fusion by
+inlining]). So an optimizer step over all parameters (new values, momentum buffers) is one
+kernel. Its writes into the parameters (``copy_to``) would split it at every parameter;
+but the runner performs writes after all kernels anyway (Note [Writes run last]), and
+`simplify.forward_writes` points every reader of a written value at the value itself, so
+writes leave the kernels' sequence and run at the end.
 """
 from __future__ import annotations
 
@@ -68,9 +79,16 @@ class Kernel:
     def name(self):
         return f"kernel{self.index}"
 
+    @property
+    def horizontal(self):
+        """Pointwise computations of several shapes (Note [Horizontal fusion])."""
+        return self.outer is None and len({c.var.shape for c in self.comps}) > 1
+
     def final_outer(self):
         if self.outer is not None:
             return self.outer
+        if self.horizontal:
+            return ()
         return self.shape[:-1] if len(self.shape) else ()
 
 
@@ -161,7 +179,12 @@ def schedule(graph, make_reads):
             steps.append(current)
         current = None
 
+    writes = []
     for n in nodes:
+        if n.is_effect() and not _read_before_writes_end(n, nodes):
+            writes.append(n)          # Note [Horizontal fusion]: writes go last
+            log.info("extern %s (a write, run after the kernels)", n.prim.name)
+            continue
         if not n.outs or id(n.outs[0]) not in lowered:
             close()
             log.info("extern %s (%s)", n.prim.name, getattr(n.prim.lower, "reason", "no lower rule"))
@@ -180,8 +203,16 @@ def schedule(graph, make_reads):
         else:
             _join(current, comp)
     close()
+    steps.extend(writes)
     _mark_stored(steps, comps, reads)
     return sched
+
+
+def _read_before_writes_end(node, nodes):
+    """Whether a node other than a write reads ``node``'s output (then the write must run
+    in place; `simplify.forward_writes` makes this rare)."""
+    out = node.outs[0]
+    return any(any(v is out for v in n.ins) and not n.is_effect() for n in nodes)
 
 
 def _join(kernel, comp):
@@ -204,8 +235,7 @@ def _fits(kernel, comp, reads):
         if kernel.outer is not None:
             if shape[:len(kernel.outer)] != kernel.outer:
                 return False
-        elif kernel.shape != shape:
-            return False
+        # else: any shape joins (Note [Horizontal fusion])
     saved = kernel.outer, kernel.shape
     if comp.is_reduction and kernel.outer is None:
         kernel.outer = shape

@@ -138,9 +138,28 @@ def simplify_movement(graph):
     return passes.rewrite(graph, MOVEMENT_RULES)
 
 
+def forward_writes(graph):
+    """Readers of a written value (``copy_to``'s output) read the value written (its
+    ``src``) instead; the chain of writes itself is kept (Note [Horizontal fusion])."""
+    from .._core.ir import Graph, Node
+    env, nodes = {}, []
+    for n in graph.nodes:
+        if n.is_effect():
+            k = n.prim.mutates
+            ins = [v if i == k else env.get(id(v), v) for i, v in enumerate(n.ins)]
+            node = Node(n.prim, ins, n.params, n.outs, n.where)
+            if n.prim.name == "copy_to":
+                env[id(n.outs[0])] = ins[1]
+        else:
+            node = Node(n.prim, [env.get(id(v), v) for v in n.ins], n.params, n.outs, n.where)
+        nodes.append(node)
+    return Graph(list(graph.inputs), nodes, list(graph.outputs), list(graph.consts),
+                 graph.in_tree, graph.out_tree, graph.name)
+
+
 def optimize(graph, log=None):
     """The backend's pass pipeline: (constant folding under ``config.freezing``), movement
     simplification, CSE, DCE. ``log`` (e.g. ``print``) receives each graph before and after."""
     pipeline = ((passes.fold_constants,) if config.freezing else ()) + \
-        (simplify_movement, passes.cse, passes.dce)
+        (simplify_movement, forward_writes, passes.cse, passes.dce)
     return passes.optimize(graph, pipeline, log=log)

@@ -280,3 +280,42 @@ def test_a_written_input_is_read_as_the_graph_says(numpy_code, layout):
     expected = _write_then_read(expected_x)
     assert_close(c(x), expected)
     assert_close(x, expected_x)             # the write reached the caller's tensor
+
+
+def _sgd_state():
+    gen = np.random.default_rng(0)
+    shapes = [(40, 30), (50,), (3, 4, 5), ()]
+    return [[torch.tensor(gen.standard_normal(s).astype(np.float32)) for s in shapes]
+            for _ in range(2)] + [[torch.zeros(*s) for s in shapes]]
+
+
+def _sgd_step(params, grads, bufs, lr=0.1, momentum=0.9, weight_decay=0.01):
+    """SGD with momentum and weight decay, written as torch.optim.SGD updates in place."""
+    for p, g, b in zip(params, grads, bufs):
+        g = g + weight_decay * p
+        b.mul_(momentum).add_(g)
+        p.add_(b, alpha=-lr)
+
+
+@pytest.mark.parametrize("numpy_code", [False, True])
+def test_an_optimizer_step_over_all_parameters_is_one_kernel(numpy_code):
+    """Note [Horizontal fusion]: independent updates of parameters of different shapes
+    (0-d included) run in one kernel; the writes into parameters and buffers run after it."""
+    if not numpy_code and build.compiler() is None:
+        pytest.skip("no C compiler")
+    g = make_graph(_sgd_step)(*_sgd_state())
+    saved = config.cpp.parallel_threshold
+    config.cpp.parallel_threshold = 100      # also the parallel form, at these sizes
+    try:
+        c = compile_graph(g, options={"cpp.numpy_fallback": numpy_code})
+    finally:
+        config.cpp.parallel_threshold = saved
+    if not numpy_code:
+        assert c.kernel_count == 1, c.source
+        assert "omp for simd schedule(static) nowait" in c.source and "omp single" in c.source
+    state, expected = _sgd_state(), _sgd_state()
+    for _ in range(3):
+        c(*[t for group in state for t in group])
+        _sgd_step(*expected)
+    for got, want in zip(state, expected):
+        assert_close(got, want)

@@ -40,7 +40,7 @@ def test_movement_chains_fold(name):
     printed = []
     opt = optimize(g, log=printed.append)
     assert sorted(_prims(opt)) == sorted(left), opt.python_code()
-    assert len(printed) == 3 and "# before simplify_movement" in printed[0]
+    assert len(printed) == 4 and "# before simplify_movement" in printed[0]
     assert_close(opt(x), g(x))
     assert_close(opt(x), (f(x),))
     c = compile_graph(g, options={"cpp.numpy_fallback": build.compiler() is None})
