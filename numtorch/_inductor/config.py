@@ -10,7 +10,11 @@ import os
 debug = False              # comment every generated local with its graph value
 fallback_random = True     # random draws run eager's generator (always: they are externs)
 freezing = False           # fold captured tensors into the code (Note [Folding captured tensors])
-max_autotune = False       # accepted; there is one schedule to choose from today
+# torch.compile(mode="max-autotune") is accepted by numtorch._dynamo.compile; here the
+# flag changes nothing: the scheduler has one schedule per graph and the thread policy is
+# fixed by measurement (Note [OpenMP and BLAS threads]), so there is nothing to try. (The
+# mode is not yet handed to this backend by compile either.)
+max_autotune = False
 
 
 class cpp:
