@@ -20,13 +20,25 @@ from .._core.tensor import Tensor
 from . import markers, numpy_capture
 from .builtins_table import (_DYNAMO, MUTATING_METHODS, PURE_TYPES, is_numtorch_callable,
                              pure_c_function, user_code)
-from .symbolic import _UNBOUND, Frame, SymCell, SymFunction, _is_module
+from ..autograd.grad_mode import set_grad_enabled
+from .symbolic import _UNBOUND, Frame, GradExit, SymCell, SymFunction, _is_module
 
 _MAX_INLINE_DEPTH = 64
 
 
 def call_function(frame, fn, args, kwargs):
     cap = frame.cap
+    if fn.__class__ is GradExit:           # the end of a captured grad-mode with block
+        frame.set_grad(fn.prev)
+        return False
+    if fn is set_grad_enabled:             # Note [Grad mode in the graph]
+        if len(args) + len(kwargs) != 1 or type(([*args, *kwargs.values()])[0]) is not bool:
+            frame.unsupported("set_grad_enabled with a non-constant mode",
+                              "pass True or False")
+        obj = object.__new__(set_grad_enabled)
+        obj._prev, obj._value = cap.grad_enabled, ([*args, *kwargs.values()])[0]
+        frame.set_grad(obj._value)
+        return obj
     if markers.is_disallowed(fn):
         frame.unsupported(f"call to {_name(fn)}, which is disallowed in the graph "
                           f"(disallow_in_graph / disable)",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import types
 
+from .._core import primitive as _prim
 from .._core.symbolic import Sym
 from .._core.tensor import Size, Tensor
 from . import numpy_capture
@@ -140,6 +141,10 @@ class Codegen:
             elif kind == "cell":
                 _, cell, v = eff
                 self.emit(f"{self.const(cell)}.cell_contents = {self.expr(v)}")
+        if self.cap.grad_enabled != self.cap.grad_initial:
+            # a grad-mode block still open at a break (or set_grad_enabled called bare):
+            # its mode holds from here on (Note [Grad mode in the graph])
+            self.emit(f"{self.const(_prim.grad_mode)}[0] = {self.cap.grad_enabled!r}")
 
     def resume_args(self, frame_locals, stack):
         """Expressions for a resume function's arguments; the unbound local indices."""
@@ -149,14 +154,38 @@ class Codegen:
         kinds = ["null" if v is NULL else "value" for v in stack]
         return args, kinds, unbound
 
-    def build(self, graph_call):
-        """The ``___run`` function: graph call first, then the emitted lines."""
+    def build(self, graph_call, detach=(), enable_grad=False):
+        """The ``___run`` function: graph call first, then the emitted lines. ``detach``:
+        indices of graph outputs that carry no derivative (computed under no_grad);
+        ``enable_grad``: run the graph with grad enabled (Note [Grad mode in the graph])."""
         head = ["def ___run(L, G, C):"]
-        if graph_call is not None:   # a graph of captured constants only has no inputs
+        if graph_call is not None and enable_grad:
+            # grad is enabled somewhere inside a frame entered with it disabled: run the
+            # graph recording (its disabled parts read through stop_gradient)
+            self.scope["___enable_grad"] = _enable_grad
+            head.append("    with ___enable_grad():")
+            head.append(f"        ___o = ___graph({', '.join(graph_call)})")
+        elif graph_call is not None:   # a graph of captured constants only has no inputs
             head.append(f"    ___o = ___graph({', '.join(graph_call)})")
+        if detach:
+            self.scope["___detach"] = _detach_outputs
+            head.append(f"    ___o = ___detach(___o, {tuple(detach)!r})")
         src = "\n".join(head + self.lines) + "\n"
         self.scope.update(self.cap.guards.consts)   # sources may name guard constants
         exec(compile(src, "<numtorch compiled frame>", "exec"), self.scope)
         fn = self.scope["___run"]
         fn.text = src
         return fn
+
+
+def _enable_grad():
+    from ..autograd.grad_mode import enable_grad
+    return enable_grad()
+
+
+def _detach_outputs(outs, indices):
+    outs = list(outs)
+    for i in indices:
+        if outs[i].requires_grad:
+            outs[i] = outs[i].detach()
+    return outs

@@ -175,6 +175,7 @@ class _Restart(Exception):
 
 
 def _capture_once(fn, code, L, G, C, ctx, forced, frame_state=None):
+    grad_mode = _primitive.grad_mode[0]
     interp = push(TraceInterpreter(claims_constants=True))   # Note [Capture claims constants]
     _compiling[0] += 1
     frame = None
@@ -214,6 +215,7 @@ def _capture_once(fn, code, L, G, C, ctx, forced, frame_state=None):
                                f"({code.co_filename}:{inst.line}): {e!r}") from e
     finally:
         _compiling[0] -= 1
+        _primitive.grad_mode[0] = grad_mode   # a captured no_grad block sets the real flag
         pop(interp)
     return frame, cap, kind, value
 
@@ -327,6 +329,8 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
     if env is not None:   # Note [Shape guards are cache guards] in shapes.py
         shapes.shape_guards(env, [s for _, s, _ in cap.inputs], cap.guards)
     live = {id(v) for v in gen.outputs}
+    if cap.grad_marks:
+        _stop_gradients(cap)
     nodes = _dce(cap.interp.nodes, live)
     used = set(live)
     for n in nodes:
@@ -349,7 +353,9 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
         gen.scope["___graph"] = compiled
         graph_call = [s.expr for _, s, _ in inputs]
         logging.getLogger("numtorch._dynamo.graph_code").debug("TRACED GRAPH\n%s", graph)
-    run = gen.build(graph_call)
+    detach = _nondiff_outputs(cap, graph) if graph is not None and cap.grad_marks else ()
+    run = gen.build(graph_call, detach, not cap.grad_initial and
+                    any(mode for _, mode in cap.grad_marks))
     guard = cap.guards.build()
     logging.getLogger("numtorch._dynamo.guards").debug("GUARDS for %s:\n%s", code.co_name,
                                                        guard.text)
@@ -358,6 +364,49 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
     _notify("frame", code=code, graph=graph, guard=guard, breaks=breaks, run=run,
             reason=reason)
     return CacheEntry(guard, run, graph, reason)
+
+
+def _node_modes(cap):
+    """Grad mode each captured node ran under (Note [Grad mode in the graph])."""
+    modes, mode, marks = [], cap.grad_initial, list(cap.grad_marks)
+    for i in range(len(cap.interp.nodes)):
+        while marks and marks[0][0] <= i:
+            mode = marks.pop(0)[1]
+        modes.append(mode)
+    return modes
+
+
+def _stop_gradients(cap):
+    """Operands of nodes run with grad disabled are read through stop_gradient."""
+    from .._ops.shape import stop_gradient
+    from .._core.ir import Node
+    interp, out, stopped = cap.interp, [], {}
+    for node, mode in zip(interp.nodes, _node_modes(cap)):
+        if not mode and node.prim is not stop_gradient:
+            ins = list(node.ins)
+            for j, v in enumerate(ins):
+                if j == node.prim.mutates:
+                    continue
+                s = stopped.get(id(v))
+                if s is None:
+                    s = stopped[id(v)] = interp.new_var(
+                        v.shape if isinstance(v, Var) else tuple(v.value.shape),
+                        v.dtype if isinstance(v, Var) else v.value._data.dtype)
+                    out.append(Node(stop_gradient, [v], {}, [s], node.where))
+                ins[j] = s
+            node = Node(node.prim, ins, node.params, node.outs, node.where)
+        out.append(node)
+    interp.nodes[:] = out
+
+
+def _nondiff_outputs(cap, graph):
+    """Indices of graph outputs no derivative reaches (computed under no_grad only)."""
+    diff = {id(v) for v in graph.inputs} | {id(c) for c in graph.consts
+                                            if getattr(c.value, 'requires_grad', False)}
+    for node in graph.nodes:
+        if not getattr(node.prim, "nondiff", False) and any(id(v) in diff for v in node.ins):
+            diff.update(id(v) for v in node.outs)
+    return [i for i, o in enumerate(graph.outputs) if isinstance(o, Var) and id(o) not in diff]
 
 
 def _symbolic_method(fn, cap):

@@ -120,6 +120,9 @@ class Capture:
         self.frame_state = None     # shapes.FrameState of the code object, for automatic dynamic
         self.shape_env = None       # the ShapeEnv, made at the first symbolic size
         self.tnp_inputs = False     # a numtorch._numpy array was read (numpy_capture)
+        from .._core import primitive as _p
+        self.grad_initial = self.grad_enabled = _p.grad_mode[0]   # Note [Grad mode in the graph]
+        self.grad_marks = []        # (node index, grad enabled from there on)
 
     def _input_shape(self, real, src):
         """The shape a tensor input is captured with: symbols where dims are dynamic."""
@@ -691,6 +694,29 @@ class Frame:
     def RETURN_VALUE(self, inst):
         return "return", self.pop()
 
+    # -- with blocks (Note [Grad mode in the graph]) ---------------------------------------
+    def BEFORE_WITH(self, inst):
+        from ..autograd.grad_mode import _GradModeContext, set_grad_enabled
+        ctx = self.stack[-1]
+        if not isinstance(ctx, _GradModeContext):
+            self.unsupported(f"context manager {type(ctx).__name__} (only no_grad, "
+                             f"enable_grad and set_grad_enabled are captured)",
+                             "move the with block out of the compiled function")
+        self.pop()
+        if type(ctx) is set_grad_enabled:      # the mode changed when it was made
+            prev = ctx._prev
+        else:
+            prev = self.cap.grad_enabled
+            self.set_grad(ctx._value)
+        self.push(GradExit(prev))
+        self.push(ctx)
+
+    def set_grad(self, mode):
+        from .._core import primitive as _p
+        cap = self.cap
+        cap.grad_marks.append((len(cap.interp.nodes), mode))
+        cap.grad_enabled = _p.grad_mode[0] = mode
+
     # -- functions ------------------------------------------------------------------------
     def KW_NAMES(self, inst):
         self.kw_names = self.code.co_consts[inst.arg]
@@ -755,6 +781,34 @@ class Frame:
                                  "numtorch._dynamo.config.capture_scalar_outputs")
             self.unsupported(f"{name} raised {type(e).__name__}: {msg}",
                              "if this is a bug in your code, it also fails eagerly")
+
+
+# Note [Grad mode in the graph]
+# ``with torch.no_grad()`` / ``enable_grad()`` / ``set_grad_enabled(b)`` are captured, not
+# breaks (PyTorch puts _set_grad_enabled calls in its FX graph). Capture tracks the mode
+# symbolically (and sets the real flag, so ``torch.is_grad_enabled()`` answers as in eager;
+# eval_frame restores it), records where in the node list it changed (``grad_marks``), and
+# eval_frame rewrites the graph so each node run with grad disabled reads its operands
+# through ``stop_gradient``: its results carry no derivative, as in eager. Outputs that thus
+# carry none are detached by the generated code, so ``requires_grad`` matches eager too.
+# The ``__exit__`` the with-block pushes is a real `GradExit` (restores the mode when
+# called), so a graph break inside the block resumes correctly: the generated code sets
+# the block's mode before the breaking instruction, and the resume function's own
+# bytecode calls the exit at the block's end or on an exception.
+
+
+class GradExit:
+    """The ``__exit__`` of a captured grad-mode block: restores mode ``prev``."""
+
+    __slots__ = ("prev",)
+
+    def __init__(self, prev):
+        self.prev = prev
+
+    def __call__(self, *exc):
+        from .._core import primitive as _p
+        _p.grad_mode[0] = self.prev
+        return False
 
 
 class LazyArg:

@@ -8,16 +8,20 @@ import pytest
 
 import numtorch
 import numtorch._dynamo as dynamo
-from dynamo_corpus import PROGRAMS
+from dynamo_corpus import PROGRAMS as _BASIC
+from dynamo_corpus_constructs import PROGRAMS as _CONSTRUCTS
+
+PROGRAMS = _BASIC + _CONSTRUCTS
 
 
 def _args(spec, lib, rng):
     out = []
     for s in spec:
         kind, _, rest = s.partition(":")
-        if kind == "t":
+        if kind in ("t", "g"):    # g: a tensor that requires grad
             shape = tuple(int(d) for d in rest.split(","))
-            out.append(lib.tensor(rng.standard_normal(shape).astype(np.float32)))
+            out.append(lib.tensor(rng.standard_normal(shape).astype(np.float32),
+                                  requires_grad=kind == "g"))
         elif kind == "i":
             out.append(int(rest))
         elif kind == "L":
@@ -40,6 +44,7 @@ def _run(fn, args):
 
 def _same(a, b):
     if isinstance(a, numtorch.Tensor):
+        assert a.requires_grad == b.requires_grad
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-6)
     elif isinstance(a, (list, tuple)):
         assert type(a) is type(b) and len(a) == len(b)

@@ -1,0 +1,52 @@
+"""Constructs beyond the corpus's counts: gradients through captured grad-mode blocks,
+exceptions propagating as in eager, breaks in frames with cells."""
+import numpy as np
+import pytest
+
+import numtorch as torch
+import numtorch._dynamo as dynamo
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    dynamo.reset()
+    yield
+    dynamo.reset()
+
+
+def _grads(fn, x, w):
+    w.grad = None
+    out = fn(x, w)
+    out.backward()
+    return out.item(), w.grad.numpy().copy(), torch.is_grad_enabled()
+
+
+@pytest.mark.parametrize("brk", [False, True])
+def test_no_grad_block_cuts_gradients_as_in_eager(brk, capsys):
+    def f(x, w):
+        y = x * w
+        with torch.no_grad():
+            s = y.sum()
+            if brk:
+                print("break inside the block")
+            z = y * s
+        return (z + y * y).sum()
+    x, w = torch.randn(5), torch.randn(5, requires_grad=True)
+    ref = _grads(f, x, w)
+    got = _grads(torch.compile(f, backend="eager"), x, w)
+    assert ref[0] == pytest.approx(got[0], rel=1e-6)
+    np.testing.assert_allclose(ref[1], got[1], rtol=1e-6)
+    assert got[2] is True                       # the mode is restored after the call
+
+
+def test_grad_mode_block_in_a_frame_entered_without_grad():
+    def f(x):
+        with torch.enable_grad():
+            y = x * 2
+        return y, torch.is_grad_enabled()
+    x = torch.randn(3, requires_grad=True)
+    with torch.no_grad():
+        ref = f(x)
+        got = torch.compile(f, backend="eager")(x)
+    assert ref[1] is got[1] is False
+    assert ref[0].requires_grad and got[0].requires_grad
