@@ -61,6 +61,18 @@ def instructions(code: types.CodeType):
     return insts, by_offset
 
 
+_EXC_CACHE = {}
+
+
+def exception_table(code):
+    """``code``'s exception table: [(start, end (exclusive), handler, stack depth, lasti)]."""
+    hit = _EXC_CACHE.get(code)
+    if hit is None:
+        hit = _EXC_CACHE[code] = [(e.start, e.end, e.target, e.depth, e.lasti)
+                                  for e in dis._parse_exception_table(code)]
+    return hit
+
+
 # Note [Resume functions]
 # A graph break at offset X of a frame ends the graph; the generated code runs the graph,
 # runs the breaking instruction natively, and then calls a *resume function*: a new code

@@ -87,8 +87,7 @@ def call_function(frame, fn, args, kwargs):
         return frame.load_attr(*args)
     if fn is builtins.setattr:
         obj, name, v = args
-        cap.attr_overlay[(id(obj), name)] = v
-        cap.side_effects.append(("setattr", obj, name, v))
+        frame.store_attr(obj, name, v)
         return None
     if fn is builtins.iter and len(args) == 1:
         from .symbolic import SymIterator
@@ -104,6 +103,9 @@ def call_function(frame, fn, args, kwargs):
     if fn in (builtins.list, builtins.tuple, builtins.set, builtins.dict) and args and \
             not isinstance(args[0], (dict,)) and type(args[0]).__name__ == "SymIterator":
         return fn(frame.iterate(args[0]))
+    if fn in (builtins.map, builtins.filter, builtins.sorted, builtins.min, builtins.max) \
+            and (fn in (builtins.map, builtins.filter) or "key" in kwargs):
+        return _higher_order(frame, fn, args, kwargs)
     if fn in (builtins.enumerate, builtins.zip, builtins.reversed, builtins.sorted,
               builtins.sum, builtins.min, builtins.max, builtins.any, builtins.all,
               builtins.list, builtins.tuple) and args:
@@ -126,7 +128,9 @@ def call_function(frame, fn, args, kwargs):
             "method-wrapper", "method_descriptor"):
         owner = getattr(fn, "__self__", None)
         name = getattr(fn, "__name__", "")
-        if id(owner) in cap.preexisting and name in MUTATING_METHODS:
+        if name == "__init__" and id(owner) in cap.new_objects:
+            pass   # a base class's C __init__ (object, BaseException) on a new object
+        elif id(owner) in cap.preexisting and name in MUTATING_METHODS:
             # a mutation of a container that existed before the call: applied to the
             # symbolic copy now, replayed on the real object by the generated code
             cap.side_effects.append(("method", owner, name, list(args), dict(kwargs)))
@@ -137,13 +141,12 @@ def call_function(frame, fn, args, kwargs):
                               "call it outside the compiled function")
         return frame.call_real(fn, args, kwargs, name)
     if isinstance(fn, type):
-        if fn in PURE_TYPES or is_numtorch_callable(fn):
+        if fn in PURE_TYPES or is_numtorch_callable(fn) or \
+                issubclass(fn, BaseException) and not user_code(fn):
             return frame.call_real(fn, args, kwargs, fn.__name__)
         if fn is builtins.super:
-            frame.unsupported("super() during capture", "call the base method explicitly")
-        frame.unsupported(f"construction of {fn.__name__} (class construction is not "
-                          f"captured)", "build the object outside the compiled function and "
-                          "pass it in")
+            return _super(frame, args)
+        return construct(frame, fn, args, kwargs)
     if fn is builtins.print:
         frame.unsupported("builtin: print (a side effect that must happen at run time)",
                           "move the print out of the compiled function, or accept the break")
@@ -152,6 +155,110 @@ def call_function(frame, fn, args, kwargs):
     frame.unsupported(f"call to an unknown C function {_name(fn)}",
                       f"mark it with numtorch._dynamo.allow_in_graph if it only uses tensor "
                       f"ops, or call it outside the compiled function")
+
+
+# Note [Objects made during capture]
+# A user class called in compiled code is constructed as CPython would: its (C) __new__
+# makes a real, fresh object at capture time and its __init__ is inlined. Attribute writes
+# on it go to the capture's overlay only (nobody else can see the object), so they are
+# no side effects. If the object outlives the graph (returned, stored, handed to a resume
+# function), the generated code rebuilds it per call: a copy of the fresh object (what C
+# __init__s set, e.g. an exception's args) with the overlay's attributes (codegen.py).
+# nn.Module subclasses are not constructed this way (their __setattr__ registers
+# parameters): that remains a graph break.
+
+
+def construct(frame, cls, args, kwargs):
+    from ..nn.modules.module import Module
+    new = getattr(cls.__new__, "__func__", cls.__new__)
+    if not _user_class(cls) or issubclass(cls, Module) or type(cls) is not type or \
+            isinstance(new, types.FunctionType):
+        frame.unsupported(f"construction of {cls.__name__} (only plain user classes and "
+                          f"exceptions are constructed in capture)",
+                          "build the object outside the compiled function and pass it in")
+    try:
+        obj = cls.__new__(cls)
+    except Exception as e:
+        frame.unsupported(f"{cls.__name__}.__new__ raised {e!r}", "construct it outside")
+    frame.cap.new_objects[id(obj)] = obj
+    init = cls.__init__
+    if isinstance(init, types.FunctionType):
+        call_function(frame, init, [obj, *args], kwargs)
+    elif args or kwargs:
+        if issubclass(cls, BaseException):
+            init(obj, *args, **kwargs)    # BaseException.__init__: sets args (constants)
+        else:
+            frame.unsupported(f"{cls.__name__}() takes no arguments", "fix the call")
+    return obj
+
+
+def _user_class(cls):
+    """Written in Python by the user (a class exec'd without ``__name__`` claims to be a
+    builtin: its Python methods tell)."""
+    if user_code(cls):
+        return True
+    return not cls.__module__.startswith("numtorch") and any(
+        isinstance(v, types.FunctionType) and user_code(v)
+        for k in cls.__mro__[:-1] for v in vars(k).values())
+
+
+def _super(frame, args):
+    """``super()`` (zero-argument: the ``__class__`` cell and the first argument) or
+    ``super(cls, obj)``: a real super object whose methods are inlined when called."""
+    if args:
+        return builtins.super(*args)
+    cell = frame.cells.get("__class__")
+    if cell is None or isinstance(cell, SymCell):
+        frame.unsupported("super() outside a method", "pass the class explicitly")
+    first = frame.locals[0] if frame.locals else None
+    if first.__class__.__name__ == "LazyArg":
+        first = frame.locals[0] = frame.cap.wrap(first.value, first.source)
+    return builtins.super(cell[2].cell_contents, first)
+
+
+def _higher_order(frame, fn, args, kwargs):
+    """map/filter (eagerly, to a symbolic iterator), sorted/min/max with a key: the user
+    function is called (inlined) per item; keys must be Python constants."""
+    from .guards import CONSTANT_TYPES
+    from .symbolic import SymIterator
+    if fn is builtins.map:
+        if len(args) < 2 or kwargs:
+            frame.unsupported("map() needs a function and iterables", "fix the call")
+        cols = [frame.iterate(a) for a in args[1:]]
+        return SymIterator([frame.call(args[0], list(xs), {}) for xs in zip(*cols)])
+    if fn is builtins.filter:
+        if len(args) != 2 or kwargs:
+            frame.unsupported("filter() takes a function and an iterable", "fix the call")
+        pred = args[0]
+        return SymIterator([x for x in frame.iterate(args[1]) if frame.truth(
+            x if pred is None else frame.call(pred, [x], {}))])
+    kwargs = dict(kwargs)
+    key = kwargs.pop("key")
+    reverse = kwargs.pop("reverse", False)
+    default = kwargs.pop("default", _NO_DEFAULT)
+    if kwargs or type(reverse) is not bool or fn is builtins.sorted and len(args) != 1:
+        frame.unsupported(f"{fn.__name__}() with these arguments", "fix the call")
+    items = frame.iterate(args[0]) if len(args) == 1 else list(args)
+    keys = [x if key is None else frame.call(key, [x], {}) for x in items]
+
+    def const(k):
+        return type(k) in CONSTANT_TYPES or type(k) is tuple and all(map(const, k))
+    if not all(const(k) for k in keys):
+        frame.unsupported(f"{fn.__name__}() with a key that is not a Python constant "
+                          f"(a tensor's order needs its values)", "use torch.sort/argmax")
+    order = builtins.sorted(range(len(items)), key=keys.__getitem__, reverse=reverse)
+    if fn is builtins.sorted:
+        return [items[i] for i in order]
+    if not items:
+        if default is _NO_DEFAULT:
+            frame.unsupported(f"{fn.__name__}() of an empty sequence", "pass default=")
+        return default
+    pick = (builtins.min if fn is builtins.min else builtins.max)(range(len(items)),
+                                                               key=keys.__getitem__)
+    return items[pick]
+
+
+_NO_DEFAULT = object()
 
 
 def _dynamo_api(fn):
@@ -178,15 +285,22 @@ def inline(frame, code, f_globals, args, kwargs, defaults, kwdefaults, closure, 
         depth, f = depth + 1, f.parent
     if depth > _MAX_INLINE_DEPTH:
         frame.unsupported("recursion too deep to inline", "avoid recursion in compiled code")
-    if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):
-        frame.unsupported(f"call to the generator/coroutine function {name}",
-                          "return a list instead of yielding")
+    if code.co_flags & (0x80 | 0x100 | 0x200):
+        frame.unsupported(f"call to the coroutine function {name}",
+                          "call it outside the compiled function")
     localsplus = bind_arguments(frame, code, args, kwargs, defaults, kwdefaults, name)
     cells = {}
     for i, n in enumerate(code.co_freevars):
         c = closure[i]
         cells[n] = c if isinstance(c, SymCell) else ("real", i, c)
     child = Frame(frame.cap, code, f_globals, localsplus, cells, parent=frame, name=name)
+    if code.co_flags & 0x20:
+        # a generator: run to exhaustion now, its items become a symbolic iterator
+        # (Note [Generators in capture] in symbolic.py)
+        child.yields = []
+        child.run()
+        from .symbolic import SymIterator
+        return SymIterator(child.yields)
     kind, value = child.run()
     return value
 

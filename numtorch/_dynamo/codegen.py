@@ -106,6 +106,15 @@ class Codegen:
             name = self._memo[id(v)] = self.tmp()
             self.emit(f"{name} = {numpy_capture.materialize(self, v)}")
             return name
+        if id(v) in cap.new_objects:   # Note [Objects made during capture] (calls.py)
+            name = self.tmp()
+            self._memo[id(v)] = name
+            self.scope["___copy"] = _fresh_copy
+            self.emit(f"{name} = ___copy({self.const(v)})")
+            for (oid, attr), x in list(cap.attr_overlay.items()):
+                if oid == id(v):
+                    self.emit(f"{name}.{attr} = {self.expr(x)}")
+            return name
         if isinstance(v, Tensor):
             return self.const(v)    # a real tensor made during capture (no trace inputs)
         src = cap.source_of.get(id(v))
@@ -189,3 +198,14 @@ def _detach_outputs(outs, indices):
         if outs[i].requires_grad:
             outs[i] = outs[i].detach()
     return outs
+
+
+def _fresh_copy(obj):
+    """A new object like ``obj`` (made during capture) without calling its __init__."""
+    cls = type(obj)
+    new = cls.__new__(cls)
+    if isinstance(obj, BaseException):
+        new.args = obj.args
+    if hasattr(obj, "__dict__"):
+        new.__dict__.update(obj.__dict__)
+    return new

@@ -27,7 +27,7 @@ from .._core.symbolic import ConstraintViolationError, Sym
 from .._core.tensor import Tensor
 from ..func._trace import TraceTracer
 from . import config, numpy_capture
-from .bytecode import instructions
+from .bytecode import exception_table, instructions
 from .guards import CONSTANT_TYPES, Source
 from .builtins_table import (PURE_BUILTINS, MUTATING_METHODS, BINARY_OPS, COMPARE_OPS,
                              UNARY_OPS, is_numtorch_callable, user_code)
@@ -39,6 +39,27 @@ class Unsupported(Exception):
     def __init__(self, reason, hint, stack=()):
         super().__init__(reason)
         self.reason, self.hint, self.stack = reason, hint, list(stack)
+
+
+_MAX_YIELDS = 1000
+
+
+class SymRaise(Exception):
+    """A Python exception raised by the code being captured (Note [Exceptions in capture])."""
+
+    def __init__(self, exc):
+        super().__init__(repr(exc))
+        self.exc = exc
+
+
+# Note [Exceptions in capture]
+# ``raise``, ``assert`` and exceptions from calls inside a ``try`` are modelled: the
+# exception object is real; the frame's exception table (bytecode.exception_table) says
+# where its handler is, at which stack depth, as CPython unwinds; an exception leaving an
+# inlined frame unwinds into its caller at the call. One that leaves the top frame (or
+# is raised where no handler of the raising frame catches it, for library errors) is a
+# graph break at that instruction: the generated code runs it natively, so the exception
+# propagates exactly as in eager, with the side effects before it done.
 
 
 class _Null:
@@ -123,6 +144,7 @@ class Capture:
         from .._core import primitive as _p
         self.grad_initial = self.grad_enabled = _p.grad_mode[0]   # Note [Grad mode in the graph]
         self.grad_marks = []        # (node index, grad enabled from there on)
+        self.new_objects = {}       # id -> user objects constructed during capture
 
     def _input_shape(self, real, src):
         """The shape a tensor input is captured with: symbols where dims are dynamic."""
@@ -230,6 +252,7 @@ class Frame:
         self.locals = localsplus          # list over co_varnames; `_UNBOUND` where unbound
         self.cells = cells                # name -> SymCell | ("real", index, cell)
         self.stack, self.kw_names, self.pc, self.cur = [], None, 0, None
+        self.exc_info = None              # the exception being handled (sys.exception())
         self.name = name or code.co_name
         self.builtins = f_globals.get("__builtins__", builtins)
         if isinstance(self.builtins, types.ModuleType):
@@ -267,8 +290,38 @@ class Frame:
             except Unsupported:
                 self.pc -= 1
                 raise
+            except SymRaise as r:
+                if not self.handle(r.exc, inst):
+                    self.pc -= 1
+                    if self.parent is None:
+                        self.unsupported(f"exception {type(r.exc).__name__}({r.exc}) raised "
+                                         f"out of the compiled frame",
+                                         "it is raised as in eager (the rest of the frame "
+                                         "runs eagerly); catch it inside if it is expected")
+                    raise
+                continue
             if out is not None:
                 return out
+
+    def handler_for(self, offset):
+        for start, end, target, depth, lasti in exception_table(self.code):
+            if start <= offset < end:
+                return target, depth, lasti
+        return None
+
+    def handle(self, exc, inst):
+        """Unwind to the handler of the instruction that raised ``exc``, if this frame has
+        one (Note [Exceptions in capture])."""
+        h = self.handler_for(inst.offset)
+        if h is None:
+            return False
+        target, depth, lasti = h
+        del self.stack[depth:]
+        if lasti:
+            self.push(inst.offset)
+        self.push(exc)
+        self.pc = self.by_offset[target]
+        return True
 
     def jump(self, inst):
         self.pc = self.by_offset[inst.target]
@@ -446,12 +499,16 @@ class Frame:
 
     def STORE_ATTR(self, inst):
         obj, v = self.pop(), self.pop()
+        self.store_attr(obj, inst.argval, v)
+
+    def store_attr(self, obj, name, v):
         if isinstance(obj, (SymFunction, SymIterator)) or self.cap.is_trace(obj):
-            self.unsupported(f"attribute write '{inst.argval}' on a "
+            self.unsupported(f"attribute write '{name}' on a "
                              f"{type(obj).__name__} during capture",
                              "set the attribute outside the compiled function")
-        self.cap.attr_overlay[(id(obj), inst.argval)] = v
-        self.cap.side_effects.append(("setattr", obj, inst.argval, v))
+        self.cap.attr_overlay[(id(obj), name)] = v
+        if id(obj) not in self.cap.new_objects:   # Note [Objects made during capture]
+            self.cap.side_effects.append(("setattr", obj, name, v))
 
     # -- containers -----------------------------------------------------------------------
     def BUILD_TUPLE(self, inst):
@@ -694,6 +751,67 @@ class Frame:
     def RETURN_VALUE(self, inst):
         return "return", self.pop()
 
+    # -- generators ---------------------------------------------------------------------
+    # Note [Generators in capture]
+    # A generator called in compiled code is run to exhaustion when called and its items
+    # iterated like a list (loops are unrolled anyway). Its body thus runs before the
+    # consumer's loop body rather than interleaved: the same graph, since both are traced
+    # into one graph, unless the two communicate through a mutable object each reads
+    # after the other wrote, which capture does not detect. `send`/`yield from` are not
+    # modelled (a break), and a generator yielding more than _MAX_YIELDS items breaks.
+    def RETURN_GENERATOR(self, inst):
+        self.push(None)
+
+    def YIELD_VALUE(self, inst):
+        ys = getattr(self, "yields", None)
+        if ys is None:
+            self.unsupported("yield outside an inlined generator", "return a list")
+        if len(ys) >= _MAX_YIELDS:
+            self.unsupported(f"a generator yielding more than {_MAX_YIELDS} items",
+                             "iterate over it outside the compiled function")
+        ys.append(self.pop())
+        self.push(None)
+
+    # -- exceptions (Note [Exceptions in capture]) -----------------------------------------
+    def RAISE_VARARGS(self, inst):
+        cause = self.pop() if inst.arg == 2 else None
+        if inst.arg == 0:
+            exc = self.exc_info
+            if exc is None:
+                self.unsupported("bare raise with no active exception", "raise an exception")
+        else:
+            exc = self.pop()
+            if isinstance(exc, type):
+                exc = self.call(exc, [], {})
+        if not isinstance(exc, BaseException):
+            self.unsupported(f"raise of a {type(exc).__name__}", "raise an exception")
+        if inst.arg == 2:
+            exc.__cause__ = cause
+        raise SymRaise(exc)
+
+    def PUSH_EXC_INFO(self, inst):
+        v = self.pop()
+        self.push(self.exc_info)
+        self.exc_info = v
+        self.push(v)
+
+    def POP_EXCEPT(self, inst):
+        self.exc_info = self.pop()
+
+    def CHECK_EXC_MATCH(self, inst):
+        right = self.pop()
+        self.push(isinstance(self.stack[-1], right))
+
+    def RERAISE(self, inst):
+        raise SymRaise(self.pop())
+
+    def LOAD_ASSERTION_ERROR(self, inst):
+        self.push(AssertionError)
+
+    def WITH_EXCEPT_START(self, inst):
+        exc = self.stack[-1]
+        self.push(self.call(self.stack[-4], [type(exc), exc, None], {}))
+
     # -- with blocks (Note [Grad mode in the graph]) ---------------------------------------
     def BEFORE_WITH(self, inst):
         from ..autograd.grad_mode import _GradModeContext, set_grad_enabled
@@ -779,6 +897,9 @@ class Frame:
                 self.unsupported(f"{name} needs a tensor's value (data-dependent): {msg}",
                                  "keep the value a tensor (use torch.where), or set "
                                  "numtorch._dynamo.config.capture_scalar_outputs")
+            if self.handler_for(self.insts[max(self.pc - 1, 0)].offset) is not None and \
+                    not isinstance(e, ConstraintViolationError):
+                raise SymRaise(e) from None    # caught by the frame's own try
             self.unsupported(f"{name} raised {type(e).__name__}: {msg}",
                              "if this is a bug in your code, it also fails eagerly")
 

@@ -46,4 +46,142 @@ def f(x):
         z = y * s
     return (z + y).sum(), torch.is_grad_enabled()
 """, ["g:4"], 2, 1),
+    ("try_except_no_raise", """
+def f(x):
+    try:
+        y = x + 1
+    except ValueError:
+        y = x - 1
+    return y * 2
+""", ["t:4"], 1, 0),
+    ("try_finally", """
+def f(x):
+    out = []
+    try:
+        y = x + 1
+    finally:
+        out.append(1)
+    return y * len(out)
+""", ["t:4"], 1, 0),
+    ("raise_caught_in_frame", """
+def f(x):
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        y = x - 1
+    return y * 2
+""", ["t:4"], 1, 0),
+    ("raise_caught_with_message", """
+def f(x):
+    try:
+        raise KeyError("k")
+    except (ValueError, KeyError) as e:
+        msg = str(e)
+    return x * len(msg)
+""", ["t:4"], 1, 0),
+    ("raise_in_callee_caught_by_caller", """
+def check(n):
+    if n > 2:
+        raise ValueError("n too big")
+    return n
+def f(x, n):
+    try:
+        k = check(n)
+    except ValueError:
+        k = 0
+    return x + k
+""", ["t:4", "i:5"], 1, 0),
+    ("finally_runs_on_caught_raise", """
+def f(x):
+    log = []
+    try:
+        try:
+            raise RuntimeError("inner")
+        finally:
+            log.append("finally")
+    except RuntimeError:
+        log.append("caught")
+    return x * len(log)
+""", ["t:4"], 1, 0),
+    ("assert_on_constant", """
+def f(x, n):
+    assert n > 0, "n must be positive"
+    assert x.shape[0] == 4
+    return x * n
+""", ["t:4", "i:3"], 1, 0),
+    ("assert_on_tensor", """
+def f(x):
+    y = x + 1
+    assert (y > -100).all()
+    return y * 2
+""", ["t:4"], 2, 1, (1, 0)),   # PyTorch turns it into torch._assert_async in the graph
+    ("generator_in_loop", """
+def gen(n):
+    for i in range(n):
+        yield i * 2
+def f(x):
+    for k in gen(3):
+        x = x + k
+    return x
+""", ["t:4"], 1, 0),
+    ("generator_of_tensors", """
+def pairs(xs):
+    for a, b in zip(xs, xs[1:]):
+        yield a * b
+def f(x):
+    return sum(pairs([x, x + 1, x + 2]))
+""", ["t:4"], 1, 0),
+    ("generator_expression_sum", """
+def f(x):
+    return sum(x * i for i in range(4))
+""", ["t:4"], 1, 0),
+    ("user_class_construction", """
+class P:
+    def __init__(self, a):
+        self.a = a
+def f(x):
+    p = P(x)
+    return p.a + 1
+""", ["t:4"], 1, 0),
+    ("super_call_chain", """
+class A:
+    def __init__(self, k):
+        self.k = k
+    def go(self, x):
+        return x * self.k
+class B(A):
+    def __init__(self):
+        super().__init__(3)
+    def go(self, x):
+        return super().go(x) + 1
+def f(x):
+    b = B()
+    return b.go(x)
+""", ["t:4"], 1, 0),
+    ("user_object_returned", """
+class Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+    def total(self):
+        return self.a + self.b
+def f(x):
+    p = Pair(x * 2, x + 1)
+    return p.total(), p.a
+""", ["t:4"], 1, 0),
+    ("map_filter_sorted_key", """
+def f(x):
+    ys = list(map(lambda t: t * 2, [x, x + 1]))
+    zs = list(filter(lambda k: k > 1, [1, 2, 3]))
+    ks = sorted([3, 1, 2], key=lambda k: -k)
+    return ys[0] + ys[1] + sum(zs) + ks[0]
+""", ["t:4"], 1, 0),
+    ("max_with_key_over_shapes", """
+def f(a, b):
+    big = max([a, b], key=lambda t: t.shape[0])
+    return big.sum()
+""", ["t:3", "t:5"], 1, 0),
+    ("map_two_iterables", """
+def f(x, y):
+    return list(map(lambda a, b: a * b, [x, y], [y, x]))
+""", ["t:3", "t:3"], 1, 0),
 ]

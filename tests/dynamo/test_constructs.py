@@ -50,3 +50,55 @@ def test_grad_mode_block_in_a_frame_entered_without_grad():
         got = torch.compile(f, backend="eager")(x)
     assert ref[1] is got[1] is False
     assert ref[0].requires_grad and got[0].requires_grad
+
+
+class Box:
+    def __init__(self, t, n):
+        self.t = t * 2
+        self.n = n
+
+
+class TooBig(ValueError):
+    def __init__(self, msg, code):
+        super().__init__(msg)
+        self.code = code
+
+
+def test_exceptions_propagate_as_in_eager_with_side_effects_once():
+    def f(x, n, log):
+        b = Box(x, n)
+        log.append(n)
+        if n > 3:
+            raise TooBig("too big", n)
+        return b
+    cf = torch.compile(f, backend="eager")
+    for fn in (f, cf):
+        log = []
+        b = fn(torch.ones(2), 2, log)
+        assert type(b) is Box and b.t.tolist() == [2.0, 2.0] and b.n == 2
+        with pytest.raises(TooBig, match="too big") as info:
+            fn(torch.ones(2), 5, log)
+        assert info.value.code == 5 and info.value.args == ("too big",)
+        assert log == [2, 5]
+
+
+def test_library_error_caught_by_the_frame():
+    def f(x):
+        try:
+            y = x.reshape(7)
+        except RuntimeError:
+            y = x * 2
+        return y
+    x = torch.ones(4)
+    assert torch.compile(f, backend="eager")(x).tolist() == f(x).tolist() == [2.0] * 4
+
+
+def test_library_error_not_caught_propagates():
+    def f(x):
+        y = x + 1
+        return y.reshape(7)
+    with pytest.raises(RuntimeError) as eager:
+        f(torch.ones(4))
+    with pytest.raises(RuntimeError) as compiled:
+        torch.compile(f, backend="eager")(torch.ones(4))
+    assert str(eager.value) == str(compiled.value)
