@@ -81,9 +81,9 @@ def exception_table(code):
 # the original local variables (unbound ones are deleted in the prologue) followed by the
 # stack values. Because every jump in 3.11 is relative, the original instructions keep
 # working when shifted; only the exception table (absolute offsets) is rewritten, and the
-# line table gets a "no location" entry for the prologue. Code with cell variables is not
-# resumable (its cells would have to be re-created with their identities); such frames run
-# eagerly instead. Resume code objects are cached per (code, offset, stack shape).
+# line table gets a "no location" entry for the prologue. Code with cell variables gets
+# its live cells passed in (Note [Cells in resume functions]). Resume code objects are
+# cached per (code, offset, stack shape).
 
 _RESUME_CACHE = {}
 _NULL_ARG = "___null"
@@ -117,11 +117,29 @@ def _shift_exception_table(code, shift_units):
 
 def resumable(code) -> str | None:
     """Why ``code`` cannot get resume functions (None when it can)."""
-    if code.co_cellvars:
-        return "the function has cell variables (locals captured by inner functions)"
     if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):   # generator/coroutine flags
         return "the function is a generator or coroutine"
     return None
+
+
+_DEREF_OPS = {dis.opmap[n] for n in ("LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF",
+                                      "LOAD_CLOSURE", "LOAD_CLASSDEREF", "MAKE_CELL")}
+
+
+def _localsplus(code):
+    """3.11's combined locals layout: varnames, then cells that are not arguments, frees."""
+    cells = [c for c in code.co_cellvars if c not in code.co_varnames]
+    return list(code.co_varnames) + cells + list(code.co_freevars)
+
+
+# Note [Cells in resume functions]
+# A frame with cell variables (locals captured by inner functions) resumes with those
+# cells *passed in*, not re-created: the resume code declares the original cellvars as
+# leading freevars (freevars = cellvars + original freevars, no cellvars), and the caller
+# builds its closure from the live cells, so an inner function made before the break and
+# the resumed code share them, as in the original frame. Every *_DEREF/LOAD_CLOSURE index
+# is rewritten for the new layout; a cell that was also an argument keeps an unused local
+# slot, renamed so the name is not both a local and a free variable.
 
 
 def resume_code(code, target_offset, stack_kinds, unbound, lineno):
@@ -129,7 +147,8 @@ def resume_code(code, target_offset, stack_kinds, unbound, lineno):
 
     Its positional arguments are ``code.co_varnames`` then one per stack slot; a stack slot
     of kind ``'null'`` is re-created with PUSH_NULL instead. ``unbound`` names the local
-    indices to delete in the prologue.
+    indices to delete in the prologue. Its closure is ``code``'s cells (in ``co_cellvars``
+    order) followed by ``code``'s own closure (Note [Cells in resume functions]).
     """
     key = (code, target_offset, tuple(stack_kinds), tuple(unbound))
     hit = _RESUME_CACHE.get(key)
@@ -138,8 +157,10 @@ def resume_code(code, target_offset, stack_kinds, unbound, lineno):
     op = dis.opmap
     nvar = len(code.co_varnames)
     stack_names = [f"___stack{nvar + i}" for i in range(len(stack_kinds))]
-    varnames = code.co_varnames + tuple(stack_names)
-    nfree = len(code.co_freevars)
+    varnames = tuple(f"___cellarg_{n}" if n in code.co_cellvars else n
+                     for n in code.co_varnames) + tuple(stack_names)
+    freevars = tuple(code.co_cellvars) + tuple(code.co_freevars)
+    nfree = len(freevars)
     pro = []
     if nfree:
         pro += [op["COPY_FREE_VARS"], nfree]
@@ -147,7 +168,8 @@ def resume_code(code, target_offset, stack_kinds, unbound, lineno):
     for i, kind in enumerate(stack_kinds):
         pro += [op["PUSH_NULL"], 0] if kind == "null" else [op["LOAD_FAST"], nvar + i]
     for i in unbound:
-        pro += [op["DELETE_FAST"], i]
+        if code.co_varnames[i] not in code.co_cellvars:
+            pro += [op["DELETE_FAST"], i]
     # The jump is relative to the instruction after it, which is where the shifted
     # original body begins: the distance is the target's own offset.
     delta_units = target_offset // 2
@@ -156,18 +178,19 @@ def resume_code(code, target_offset, stack_kinds, unbound, lineno):
     pro += [op["JUMP_FORWARD"], delta_units]
     prologue = bytes(pro)
     body = bytearray(code.co_code)
-    # Local-variable indices of cells/frees move up by the number of stack names added
-    # (3.11's LOAD_DEREF & co. index the combined locals array).
-    if stack_names and nfree:
-        deref = {op[n] for n in ("LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "LOAD_CLOSURE",
-                                 "LOAD_CLASSDEREF", "MAKE_CELL")}
+    if nfree:
+        old = _localsplus(code)
+        new_index = {n: len(varnames) + i for i, n in enumerate(freevars)}
         for i in range(0, len(body), 2):
-            if body[i] in deref:
-                if i and body[i - 2] == op["EXTENDED_ARG"] or body[i + 1] + len(stack_names) > 255:
+            if body[i] in _DEREF_OPS:
+                if i and body[i - 2] == op["EXTENDED_ARG"]:
                     raise NotImplementedError("resume: EXTENDED_ARG closure index")
-                body[i + 1] += len(stack_names)
-        # COPY_FREE_VARS at the start of the body already ran in the prologue; it is
-        # harmless to run again only if never reached, which holds: we jump past it.
+                j = new_index[old[body[i + 1]]]
+                if j > 255:
+                    raise NotImplementedError("resume: too many locals")
+                if body[i] == op["MAKE_CELL"]:   # before the jump target: never run
+                    body[i], j = op["NOP"], 0
+                body[i + 1] = j
     units = len(prologue) // 2
     linetable, left = b"", units
     while left:   # "no location" entries (code 15), at most 8 code units each
@@ -179,6 +202,7 @@ def resume_code(code, target_offset, stack_kinds, unbound, lineno):
     new = code.replace(
         co_code=prologue + bytes(body), co_argcount=len(varnames), co_posonlyargcount=0,
         co_kwonlyargcount=0, co_nlocals=len(varnames), co_varnames=varnames,
+        co_cellvars=(), co_freevars=freevars,
         co_flags=flags, co_name=name, co_qualname=name,
         co_stacksize=code.co_stacksize + len(stack_kinds) + 1,
         co_linetable=linetable + code.co_linetable,

@@ -292,7 +292,7 @@ def inline(frame, code, f_globals, args, kwargs, defaults, kwdefaults, closure, 
     cells = {}
     for i, n in enumerate(code.co_freevars):
         c = closure[i]
-        cells[n] = c if isinstance(c, SymCell) else ("real", i, c)
+        cells[n] = c if isinstance(c, (SymCell, tuple)) else ("real", i, c, None)
     child = Frame(frame.cap, code, f_globals, localsplus, cells, parent=frame, name=name)
     if code.co_flags & 0x20:
         # a generator: run to exhaustion now, its items become a symbolic iterator

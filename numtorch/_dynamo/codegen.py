@@ -123,10 +123,24 @@ class Codegen:
         return self.const(v)
 
     def _cell_expr(self, c):
+        """A real cell for a frame cell: one per SymCell per run (shared by every inner
+        function and resume function using it), the real one for a real cell."""
         if isinstance(c, SymCell):
-            self.scope["___CellType"] = types.CellType
-            return f"___CellType({self.expr(c.value)})" if c.bound else "___CellType()"
-        return self.const(c[2])
+            name = self._memo.get(id(c))
+            if name is None:
+                name = self._memo[id(c)] = self.tmp()
+                self.scope["___CellType"] = types.CellType
+                self.emit(f"{name} = ___CellType({self.expr(c.value)})" if c.bound
+                          else f"{name} = ___CellType()")
+            return name
+        return c[3] or self.const(c[2])
+
+    def closure_expr(self, code, cells):
+        """The closure of a resume function of ``code``: its cells, then ``C``."""
+        if not code.co_cellvars:
+            return "C"
+        parts = [self._cell_expr(cells[n]) for n in code.co_cellvars]
+        return f"({', '.join(parts)},) + tuple(C)"
 
     def side_effects(self):
         for eff in self.cap.side_effects:
@@ -148,8 +162,8 @@ class Codegen:
                 _, name, v = eff
                 self.emit(f"G[{name!r}] = {self.expr(v)}")
             elif kind == "cell":
-                _, cell, v = eff
-                self.emit(f"{self.const(cell)}.cell_contents = {self.expr(v)}")
+                _, cell, v, where = eff
+                self.emit(f"{where or self.const(cell)}.cell_contents = {self.expr(v)}")
         if self.cap.grad_enabled != self.cap.grad_initial:
             # a grad-mode block still open at a break (or set_grad_enabled called bare):
             # its mode holds from here on (Note [Grad mode in the graph])

@@ -187,7 +187,7 @@ def _capture_once(fn, code, L, G, C, ctx, forced, frame_state=None):
         names = code.co_varnames
         localsplus = [LazyArg(v, local_source(i, names[i])) for i, v in enumerate(L)]
         localsplus += [UNBOUND] * (len(names) - len(L))
-        cells = {n: ("real", i, C[i]) for i, n in enumerate(code.co_freevars)}
+        cells = {n: ("real", i, C[i], f"C[{i}]") for i, n in enumerate(code.co_freevars)}
         frame = Frame(cap, code, G, localsplus, cells)
         try:
             kind, value = frame.run(stop=lambda f, inst: inst.offset in forced)
@@ -245,7 +245,7 @@ def _resume_caller(rcode, ctx, compiled=True):
     name = rcode.co_name
 
     def call(G, C, *args):
-        f = types.FunctionType(rcode, G, name, None, C or None)
+        f = types.FunctionType(rcode, G, name, None, tuple(C) or None)
         if compiled:
             return run_frame(f, args, {}, ctx)
         return f(*args)
@@ -430,7 +430,8 @@ def _resume_line(gen, code, frame, stack, extra, target, ctx, err, indent=0, com
     line = err.stack[0][1] if err.stack else code.co_firstlineno
     rcode = resume_code(code, target, kinds, unbound, line)
     caller = gen.const(_resume_caller(rcode, ctx, compiled))
-    return f"{'    ' * indent}return {caller}(G, C, {', '.join(args)})"
+    closure = gen.closure_expr(code, frame.cells)
+    return f"{'    ' * indent}return {caller}(G, {closure}, {', '.join(args)})"
 
 
 def _emit_resume(gen, code, frame, stack, extra, target, ctx, err, compiled=True):

@@ -188,6 +188,8 @@ class Capture:
         elif type(real) is dict and all(type(k) in (str, int) for k in real):
             g.dict_keys(src, real)
             sym = {k: self.wrap(x, src.item(k)) for k, x in real.items()}
+        elif _fresh_closure(real):
+            sym = self._closure_function(real, src)
         elif isinstance(real, (types.FunctionType, types.BuiltinFunctionType, type,
                                types.ModuleType)) or _is_module(real):
             g.identity(src, real)
@@ -216,6 +218,44 @@ class Capture:
                                 real._data.dtype, prefix="arg")
         self.inputs.append((v, src, real))
         return twrap(TT(self.interp, v), requires_grad=False)
+
+
+    def _closure_function(self, real, src):
+        """A user closure read from ``src`` (Note [Closures by code, not identity])."""
+        g, e = self.guards, src.expr
+        g.add(f"type({e}) is {g.const(types.FunctionType)} and {e}.__code__ is "
+              f"{g.const(real.__code__)}", f"{src.words} is a function of the same code "
+              f"({real.__code__.co_name})")
+        g.add(f"{e}.__globals__ is {g.const(real.__globals__)}",
+              f"{src.words} has the same globals")
+        g.add(f"{e}.__defaults__ == {g.const(real.__defaults__)}",
+              f"{src.words}.__defaults__ == {real.__defaults__!r}")
+        g.add(f"{e}.__kwdefaults__ == {g.const(real.__kwdefaults__)}",
+              f"{src.words}.__kwdefaults__ == {real.__kwdefaults__!r}")
+        cells = tuple(("real", k, c, f"{e}.__closure__[{k}]")
+                      for k, c in enumerate(real.__closure__))
+        return SymFunction(real.__code__, real.__globals__, real.__name__, real.__defaults__,
+                           real.__kwdefaults__, cells)
+
+
+# Note [Closures by code, not identity]
+# An inner function made afresh on each call (``def inner(y): return y + s``) that reaches
+# a frame from outside (an argument of a resume function, an element of a list argument)
+# would fail an identity guard every call. Like Dynamo, such a closure is guarded by its
+# code object, globals and constant defaults, and its cells are read through the function
+# (``L[2].__closure__[0].cell_contents``): so one entry serves every call, and writes to a
+# cell go to the cell the function has at run time. Functions with marks (allow/disallow,
+# compiled wrappers) or non-constant defaults keep the identity guard.
+
+
+def _fresh_closure(v):
+    from . import markers
+    if not isinstance(v, types.FunctionType) or not v.__closure__ or not user_code(v):
+        return False
+    if markers.is_allowed(v) or markers.is_disallowed(v) or markers.original_of(v) is not None:
+        return False
+    d = (v.__defaults__ or ()) + tuple((v.__kwdefaults__ or {}).values())
+    return all(type(x) in CONSTANT_TYPES for x in d)
 
 
 _ITER_TYPES = (type(iter([])), type(iter(())), type(iter(range(0))))
@@ -250,7 +290,8 @@ class Frame:
         self.cap, self.code, self.f_globals, self.parent = cap, code, f_globals, parent
         self.insts, self.by_offset = instructions(code)
         self.locals = localsplus          # list over co_varnames; `_UNBOUND` where unbound
-        self.cells = cells                # name -> SymCell | ("real", index, cell)
+        # name -> SymCell | ("real", index, cell, source of the cell object or None)
+        self.cells = cells
         self.stack, self.kw_names, self.pc, self.cur = [], None, 0, None
         self.exc_info = None              # the exception being handled (sys.exception())
         self.name = name or code.co_name
@@ -433,16 +474,14 @@ class Frame:
                                  "assign it before use")
             self.push(cell.value)
         else:
-            _, i, real = cell
+            real, where = cell[2], cell[3]
             key = ("cell", id(real))
             if key in self.cap.attr_overlay:
                 self.push(self.cap.attr_overlay[key])
-            elif self.parent is None:
-                self.push(self.cap.wrap(real.cell_contents, Source(f"C[{i}].cell_contents",
-                                                                   inst.argval)))
             else:
-                src = Source(f"{self.cap.guards.const(real)}.cell_contents", inst.argval)
-                self.push(self.cap.wrap(real.cell_contents, src))
+                where = where or self.cap.guards.const(real)
+                self.push(self.cap.wrap(real.cell_contents, Source(f"{where}.cell_contents",
+                                                                   inst.argval)))
 
     LOAD_CLASSDEREF = LOAD_DEREF
 
@@ -451,9 +490,8 @@ class Frame:
         if isinstance(cell, SymCell):
             cell.value, cell.bound = v, True
         else:
-            _, i, real = cell
-            self.cap.attr_overlay[("cell", id(real))] = v
-            self.cap.side_effects.append(("cell", real, v))
+            self.cap.attr_overlay[("cell", id(cell[2]))] = v
+            self.cap.side_effects.append(("cell", cell[2], v, cell[3]))
 
     def LOAD_CLOSURE(self, inst):
         self.push(self._cell(inst.argval))

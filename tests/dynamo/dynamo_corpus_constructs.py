@@ -184,4 +184,36 @@ def f(a, b):
 def f(x, y):
     return list(map(lambda a, b: a * b, [x, y], [y, x]))
 """, ["t:3", "t:3"], 1, 0),
+    ("cell_variable_resumes_after_break", """
+def f(x):
+    s = x * 2
+    def inner(y):
+        return y + s
+    print("hi")
+    return inner(x)
+""", ["t:4"], 2, 1),
+    ("nonlocal_write_after_break", """
+def f(x, k):
+    s = x * 2
+    def inner(y):
+        return y + s + k
+    print("hi")
+    s = s + 1
+    out = inner(x)
+    def setk(v):
+        nonlocal k
+        k = v
+    setk(10)
+    return out + k
+""", ["t:4", "i:3"], 2, 1),
+    ("closure_list_of_fresh_functions", """
+def f(x):
+    fns = []
+    for i in range(3):
+        def g(t, i=i):
+            return t * i
+        fns.append(g)
+    print("made")
+    return sum(fn(x) for fn in fns)
+""", ["t:4"], 1, 1, (1, 0)),   # PyTorch's explain counts graphs - 1 breaks (no graph before the print)
 ]
