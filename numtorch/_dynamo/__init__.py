@@ -3,14 +3,16 @@
 The pipeline, one module per stage: api (compile, disable, run) → eval_frame (cache,
 guards check, capture driver, breaks) → symbolic + calls (the bytecode interpreter) →
 codegen (the generated function running each entry) → backends. bytecode holds the
-per-Python-version layer; guards the sources and generated guard functions.
+per-Python-version layer; guards the sources and generated guard functions; capture the
+shared state of one capture (sources → symbolic values); values the symbolic value types;
+shapes the dynamic-shape decisions.
 """
 from . import config  # noqa: F401
 from .api import compile, optimize, OptimizedModule, disable, run, is_compiling  # noqa: F401
 from .backends import list_backends, register_backend, lookup_backend  # noqa: F401
 from .eval_frame import reset  # noqa: F401
 from .markers import allow_in_graph, disallow_in_graph, graph_break  # noqa: F401
-from .symbolic import Unsupported  # noqa: F401
+from .values import Unsupported  # noqa: F401
 from .explain import explain, ExplainOutput  # noqa: F401
 from . import utils  # noqa: F401
 

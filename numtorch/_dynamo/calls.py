@@ -21,7 +21,9 @@ from . import markers, numpy_capture
 from .builtins_table import (_DYNAMO, MUTATING_METHODS, PURE_TYPES, is_numtorch_callable,
                              pure_c_function, user_code)
 from ..autograd.grad_mode import set_grad_enabled
-from .symbolic import _UNBOUND, Frame, GradExit, SymCell, SymFunction, _is_module
+from .capture import _is_module
+from .symbolic import Frame
+from .values import _UNBOUND, GradExit, SymCell, SymFunction
 
 _MAX_INLINE_DEPTH = 64
 
@@ -90,7 +92,7 @@ def call_function(frame, fn, args, kwargs):
         frame.store_attr(obj, name, v)
         return None
     if fn is builtins.iter and len(args) == 1:
-        from .symbolic import SymIterator
+        from .values import SymIterator
         return SymIterator(frame.iterate(args[0]))
     if fn is builtins.next and args and type(args[0]).__name__ == "SymIterator":
         it = args[0]
@@ -220,7 +222,7 @@ def _higher_order(frame, fn, args, kwargs):
     """map/filter (eagerly, to a symbolic iterator), sorted/min/max with a key: the user
     function is called (inlined) per item; keys must be Python constants."""
     from .guards import CONSTANT_TYPES
-    from .symbolic import SymIterator
+    from .values import SymIterator
     if fn is builtins.map:
         if len(args) < 2 or kwargs:
             frame.unsupported("map() needs a function and iterables", "fix the call")
@@ -299,7 +301,7 @@ def inline(frame, code, f_globals, args, kwargs, defaults, kwdefaults, closure, 
         # (Note [Generators in capture] in symbolic.py)
         child.yields = []
         child.run()
-        from .symbolic import SymIterator
+        from .values import SymIterator
         return SymIterator(child.yields)
     kind, value = child.run()
     return value

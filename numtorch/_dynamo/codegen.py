@@ -18,7 +18,7 @@ from .._core.symbolic import Sym
 from .._core.tensor import Size, Tensor
 from . import numpy_capture
 from .guards import CONSTANT_TYPES
-from .symbolic import NULL, LazyArg, SymCell, SymFunction, SymIterator, UNBOUND
+from .values import NULL, LazyArg, SymCell, SymFunction, SymIterator, UNBOUND
 
 
 class Codegen:

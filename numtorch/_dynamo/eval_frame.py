@@ -31,7 +31,9 @@ from .codegen import Codegen
 from .shapes import FrameState
 from . import shapes
 from .guards import GuardSet, failure_reason, local_source
-from .symbolic import NULL, UNBOUND, Capture, call_operands, Frame, LazyArg, SymFunction, Unsupported
+from .capture import Capture
+from .symbolic import Frame
+from .values import NULL, UNBOUND, LazyArg, SymFunction, Unsupported, call_operands
 
 log = logging.getLogger("numtorch._dynamo")
 

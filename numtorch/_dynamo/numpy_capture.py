@@ -72,7 +72,7 @@ def wrap_array(cap, real, src):
     Raises `Unsupported` for NumPy arrays that cannot be traced (``trace_numpy`` off, a
     dtype numtorch lacks), so their first use is a graph break and NumPy runs the rest.
     """
-    from .symbolic import Unsupported
+    from .values import Unsupported
     tnp = _tnp()
     g = cap.guards
     if type(real) is tnp.ndarray:

@@ -391,7 +391,7 @@ def test_transforms_of_an_inductor_compiled_function_equal_eager():
 
 
 def test_call_operands_decode_both_layouts_of_3_11_call():
-    from numtorch._dynamo.symbolic import NULL, call_operands
+    from numtorch._dynamo.values import NULL, call_operands
     f, obj = len, object()
     assert call_operands(NULL, f, [1]) == (f, [1])            # PUSH_NULL; LOAD_GLOBAL f
     assert call_operands(f, NULL, [1]) == (f, [1])

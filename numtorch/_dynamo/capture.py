@@ -1,0 +1,176 @@
+"""One capture's shared state: the trace, the inputs with their sources, guards, side
+effects, grad-mode marks and the shape env; `Capture.wrap` turns a value read from a
+source into its symbolic value and installs its guards.
+
+Must not interpret bytecode (symbolic.py) or generate code (codegen.py).
+"""
+from __future__ import annotations
+
+import types
+
+from .._core.symbolic import Sym
+from .._core.tensor import Tensor
+from ..func._trace import TraceTracer
+from . import numpy_capture
+from .builtins_table import user_code
+from .guards import CONSTANT_TYPES, Source
+from .values import SymFunction, SymIterator
+
+
+class Capture:
+    """Shared state of one capture: the trace, inputs with sources, guards, side effects."""
+
+    def __init__(self, interp, guards, G, C):
+        self.interp, self.guards, self.G, self.C = interp, guards, G, C
+        self.inputs = []            # (Var, Source, real tensor)
+        self.wrapped = {}           # id(real) -> symbolic value (dedup by identity)
+        self.source_of = {}         # id(symbolic object) -> Source (pre-existing objects)
+        self.preexisting = {}       # id(symbolic container) -> real container
+        self.attr_overlay = {}      # (id(obj), name) -> value written during capture
+        self.global_overlay = {}    # name -> value written during capture
+        self.side_effects = []      # ("method"|"setattr"|"setitem"|"global", ...)
+        self.keepalive = []
+        self.dynamic = None         # compile(dynamic=...) (shapes.py, Note [Which dims are dynamic])
+        self.frame_state = None     # shapes.FrameState of the code object, for automatic dynamic
+        self.shape_env = None       # the ShapeEnv, made at the first symbolic size
+        self.tnp_inputs = False     # a numtorch._numpy array was read (numpy_capture)
+        from .._core import primitive as _p
+        self.grad_initial = self.grad_enabled = _p.grad_mode[0]   # Note [Grad mode in the graph]
+        self.grad_marks = []        # (node index, grad enabled from there on)
+        self.new_objects = {}       # id -> user objects constructed during capture
+
+    def _input_shape(self, real, src):
+        """The shape a tensor input is captured with: symbols where dims are dynamic."""
+        from . import shapes
+        shape = tuple(real.shape)
+        dims, marked = shapes.dims_for(real, src.expr, self.dynamic, self.frame_state)
+        if not dims:
+            return shape
+        if self.shape_env is None:
+            self.shape_env = shapes.new_env(self.interp)
+        return shapes.symbolic_shape(self.shape_env, shape, len(self.inputs), dims, marked)
+
+    def is_trace(self, v):
+        return isinstance(v, Tensor) and v._data.__class__ is TraceTracer and \
+            v._data.interp is self.interp
+
+    def wrap(self, real, src: Source):
+        """The symbolic value for ``real`` read from ``src``; installs its guards."""
+        hit = self.wrapped.get(id(real))
+        if hit is not None and not isinstance(real, CONSTANT_TYPES):
+            return hit
+        g = self.guards
+        if isinstance(real, Tensor):
+            shape = self._input_shape(real, src)
+            g.tensor(src, real, {d for d, n in enumerate(shape) if n.__class__ is Sym})
+            sym = self.tensor_input(real, src, shape)
+        elif type(real) in CONSTANT_TYPES:
+            g.constant(src, real)
+            return real
+        elif type(real) in _ITER_TYPES:
+            # an iterator handed to a resume function (a loop broken mid-way): its items,
+            # read without consuming it, become a symbolic iterator
+            items_src = Source(f"{g.const(_iter_items)}({src.expr})", f"items of {src.words}")
+            items = _iter_items(real)
+            g.length(items_src, items)
+            sym = SymIterator([self.wrap(x, items_src.item(i)) for i, x in enumerate(items)])
+        elif type(real) in (list, tuple):
+            g.length(src, real)
+            items = [self.wrap(x, src.item(i)) for i, x in enumerate(real)]
+            sym = items if type(real) is list else tuple(items)
+        elif type(real) is dict and all(type(k) in (str, int) for k in real):
+            g.dict_keys(src, real)
+            sym = {k: self.wrap(x, src.item(k)) for k, x in real.items()}
+        elif _fresh_closure(real):
+            sym = self._closure_function(real, src)
+        elif isinstance(real, (types.FunctionType, types.BuiltinFunctionType, type,
+                               types.ModuleType)) or _is_module(real):
+            g.identity(src, real)
+            sym = real
+        elif isinstance(real, types.MethodType):
+            g.identity(src.attr("__func__"), real.__func__)
+            self.wrap(real.__self__, src.attr("__self__"))
+            sym = real
+        elif (sym := numpy_capture.wrap_array(self, real, src)) is not None:
+            pass                     # a NumPy array: a traced numtorch._numpy array
+        else:
+            g.type_of(src, real)
+            sym = real
+        self.wrapped[id(real)] = sym
+        self.keepalive.append(real)
+        self.source_of[id(sym)] = src
+        if sym is not real and type(real) in (list, dict):
+            self.preexisting[id(sym)] = real
+        return sym
+
+    def tensor_input(self, real, src, shape=None):
+        """A new graph input for Tensor ``real`` read by ``src`` (guards are the caller's)."""
+        from ..func._trace import TraceTracer as TT
+        from .._core.tensor import wrap as twrap
+        v = self.interp.new_var(tuple(real.shape) if shape is None else shape,
+                                real._data.dtype, prefix="arg")
+        self.inputs.append((v, src, real))
+        return twrap(TT(self.interp, v), requires_grad=False)
+
+
+    def _closure_function(self, real, src):
+        """A user closure read from ``src`` (Note [Closures by code, not identity])."""
+        g, e = self.guards, src.expr
+        g.add(f"type({e}) is {g.const(types.FunctionType)} and {e}.__code__ is "
+              f"{g.const(real.__code__)}", f"{src.words} is a function of the same code "
+              f"({real.__code__.co_name})")
+        g.add(f"{e}.__globals__ is {g.const(real.__globals__)}",
+              f"{src.words} has the same globals")
+        g.add(f"{e}.__defaults__ == {g.const(real.__defaults__)}",
+              f"{src.words}.__defaults__ == {real.__defaults__!r}")
+        g.add(f"{e}.__kwdefaults__ == {g.const(real.__kwdefaults__)}",
+              f"{src.words}.__kwdefaults__ == {real.__kwdefaults__!r}")
+        cells = tuple(("real", k, c, f"{e}.__closure__[{k}]")
+                      for k, c in enumerate(real.__closure__))
+        return SymFunction(real.__code__, real.__globals__, real.__name__, real.__defaults__,
+                           real.__kwdefaults__, cells)
+
+
+# Note [Closures by code, not identity]
+# An inner function made afresh on each call (``def inner(y): return y + s``) that reaches
+# a frame from outside (an argument of a resume function, an element of a list argument)
+# would fail an identity guard every call. Like Dynamo, such a closure is guarded by its
+# code object, globals and constant defaults, and its cells are read through the function
+# (``L[2].__closure__[0].cell_contents``): so one entry serves every call, and writes to a
+# cell go to the cell the function has at run time. Functions with marks (allow/disallow,
+# compiled wrappers) or non-constant defaults keep the identity guard.
+
+
+def _fresh_closure(v):
+    from . import markers
+    if not isinstance(v, types.FunctionType) or not v.__closure__ or not user_code(v):
+        return False
+    if markers.is_allowed(v) or markers.is_disallowed(v) or markers.original_of(v) is not None:
+        return False
+    d = (v.__defaults__ or ()) + tuple((v.__kwdefaults__ or {}).values())
+    return all(type(x) in CONSTANT_TYPES for x in d)
+
+
+_ITER_TYPES = (type(iter([])), type(iter(())), type(iter(range(0))))
+
+
+def _iter_items(it):
+    """The items an iterator has left, without advancing it."""
+    fn, args, *state = it.__reduce__()
+    seq = list(args[0]) if args else []
+    return seq[state[0]:] if state else seq
+
+
+def _is_module(v):
+    from ..nn.modules.module import Module
+    return isinstance(v, Module)
+
+
+def _has_trace(v, cap, depth=0):
+    if cap.is_trace(v):
+        return True
+    if depth < 3 and type(v) in (list, tuple):
+        return any(_has_trace(x, cap, depth + 1) for x in v)
+    if depth < 3 and type(v) is dict:
+        return any(_has_trace(x, cap, depth + 1) for x in v.values())
+    return False
