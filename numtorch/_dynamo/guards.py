@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import types
 
+import numpy as np
+
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from .._core import primitive as _primitive
@@ -89,17 +91,31 @@ class GuardSet:
         env: Note [Shape guards are cache guards] in shapes.py) and requires_grad."""
         e = src.expr
         self.add(f"type({e}) is {self.const(type(t))}", f"{src.words} is a {type(t).__name__}")
-        self.add(f"{e}.dtype is {self.const(t.dtype)}", f"{src.words}.dtype == {t.dtype}")
-        shape = tuple(t.shape)
+        # Note [Fast tensor guards]: the checks read the payload (an ndarray, or a tracer
+        # under a transform) directly: Tensor.dtype/.shape build a torch dtype / a Size on
+        # each call, which made the guards most of a cache hit's cost.
+        d = t._data
+        plain = d.__class__ is np.ndarray
+        if plain:
+            self.add(f"{e}._data.__class__ is {self.const(np.ndarray)}",
+                     f"{src.words} is a plain tensor (no transform's tracer)")
+        nd = self.const(d.dtype)
+        self.add(f"({e}._data.dtype is {nd} or {e}._data.dtype == {nd})",
+                 f"{src.words}.dtype == {t.dtype}")
+        shape = tuple(d.shape)
         if not dynamic:
-            self.add(f"{e}.shape == {shape!r}", f"{src.words}.size() == {shape}")
+            self.add(f"{e}._data.shape == {shape!r}", f"{src.words}.size() == {shape}")
         else:
-            self.add(f"len({e}.shape) == {len(shape)}", f"{src.words}.dim() == {len(shape)}")
-            for d, n in enumerate(shape):
-                if d not in dynamic:
-                    self.add(f"{e}.shape[{d}] == {n}", f"{src.words}.size()[{d}] == {n}")
-        self.add(f"{e}.requires_grad == {t.requires_grad!r}",
-                 f"{src.words}.requires_grad == {t.requires_grad}")
+            self.add(f"len({e}._data.shape) == {len(shape)}", f"{src.words}.dim() == {len(shape)}")
+            for i, n in enumerate(shape):
+                if i not in dynamic:
+                    self.add(f"{e}._data.shape[{i}] == {n}", f"{src.words}.size()[{i}] == {n}")
+        rg = t.requires_grad
+        if plain:
+            self.add(f"{'' if rg else 'not '}{e}._requires_grad",
+                     f"{src.words}.requires_grad == {rg}")
+        else:
+            self.add(f"{e}.requires_grad == {rg!r}", f"{src.words}.requires_grad == {rg}")
 
     def constant(self, src, v):
         e = src.expr
@@ -127,7 +143,7 @@ class GuardSet:
                  f"{src.words} has the keys {tuple(v)}")
 
     def global_state(self, depth):
-        self.add(f"{self.const(is_grad_enabled)}() == {is_grad_enabled()!r}",
+        self.add(f"{self.const(_primitive.grad_mode)}[0] is {is_grad_enabled()!r}",
                  f"grad mode is {'enabled' if is_grad_enabled() else 'disabled'}")
         self.add(f"len({self.const(_primitive.STACK)}) == {depth}",
                  f"{depth} transform level(s) active")
