@@ -86,6 +86,17 @@ def exception_table(code):
 # cached per (code, offset, stack shape).
 
 _RESUME_CACHE = {}
+_ORIGIN = {}      # resume code -> (the user's code object, bytes of prologue before its body)
+
+
+def origin(code):
+    """(original code, offset shift) of a resume code object; (code, 0) for user code.
+
+    A break inside a resume function resumes the *original* code (Note [Resume functions]):
+    a data-dependent loop then reuses one resume function per offset instead of making a
+    new code object (and a new compile) per iteration.
+    """
+    return _ORIGIN.get(code, (code, 0))
 _NULL_ARG = "___null"
 
 
@@ -150,6 +161,8 @@ def resume_code(code, target_offset, stack_kinds, unbound, lineno):
     indices to delete in the prologue. Its closure is ``code``'s cells (in ``co_cellvars``
     order) followed by ``code``'s own closure (Note [Cells in resume functions]).
     """
+    code, shift = origin(code)
+    target_offset -= shift
     key = (code, target_offset, tuple(stack_kinds), tuple(unbound))
     hit = _RESUME_CACHE.get(key)
     if hit is not None:
@@ -208,4 +221,5 @@ def resume_code(code, target_offset, stack_kinds, unbound, lineno):
         co_linetable=linetable + code.co_linetable,
         co_exceptiontable=_shift_exception_table(code, units))
     _RESUME_CACHE[key] = new
+    _ORIGIN[new] = (code, len(prologue))
     return new

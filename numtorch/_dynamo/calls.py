@@ -21,7 +21,7 @@ from . import markers, numpy_capture
 from .builtins_table import (_DYNAMO, MUTATING_METHODS, PURE_TYPES, is_numtorch_callable,
                              pure_c_function, user_code)
 from ..autograd.grad_mode import set_grad_enabled
-from .capture import _is_module
+from .capture import _has_trace, _is_module
 from .symbolic import Frame
 from .values import _UNBOUND, GradExit, SymCell, SymFunction
 
@@ -148,6 +148,9 @@ def call_function(frame, fn, args, kwargs):
             return frame.call_real(fn, args, kwargs, fn.__name__)
         if fn is builtins.super:
             return _super(frame, args)
+        if fn is functools.partial and not any(_has_trace(a, cap) for a in
+                                               list(args) + list(kwargs.values())):
+            return functools.partial(*args, **kwargs)   # of constants: called by inlining
         return construct(frame, fn, args, kwargs)
     if fn is builtins.print:
         frame.unsupported("builtin: print (a side effect that must happen at run time)",

@@ -25,7 +25,7 @@ from .._core import primitive as _primitive
 from .._core.primitive import pop, push
 from ..func._trace import TraceInterpreter
 from . import config, numpy_capture
-from .bytecode import check_version, instructions, resumable, resume_code
+from .bytecode import check_version, instructions, origin, resumable, resume_code
 from .builtins_table import user_code
 from .codegen import Codegen
 from .shapes import FrameState
@@ -426,13 +426,16 @@ def _compile_fn_value(f, ctx):
 
 
 def _resume_line(gen, code, frame, stack, extra, target, ctx, err, indent=0, compiled=True):
-    args, kinds, unbound = gen.resume_args(frame.locals, stack)
+    orig, _ = origin(code)
+    # a resume function's own trailing stack arguments are dead past its prologue
+    args, kinds, unbound = gen.resume_args(frame.locals[:len(orig.co_varnames)], stack)
     kinds += ["value"] * len(extra)
     args += extra
     line = err.stack[0][1] if err.stack else code.co_firstlineno
     rcode = resume_code(code, target, kinds, unbound, line)
     caller = gen.const(_resume_caller(rcode, ctx, compiled))
-    closure = gen.closure_expr(code, frame.cells)
+    # a resume function's closure already has the original's layout (cells, then frees)
+    closure = gen.closure_expr(code, frame.cells) if orig is code else "C"
     return f"{'    ' * indent}return {caller}(G, {closure}, {', '.join(args)})"
 
 

@@ -10,8 +10,9 @@ import numtorch
 import numtorch._dynamo as dynamo
 from dynamo_corpus import PROGRAMS as _BASIC
 from dynamo_corpus_constructs import PROGRAMS as _CONSTRUCTS
+from dynamo_corpus_more import PROGRAMS as _MORE
 
-PROGRAMS = _BASIC + _CONSTRUCTS
+PROGRAMS = _BASIC + _CONSTRUCTS + _MORE
 
 
 def _args(spec, lib, rng):
