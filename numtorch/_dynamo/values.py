@@ -79,6 +79,11 @@ class SymFunction:
         self.defaults, self.kwdefaults, self.closure = defaults or (), kwdefaults or {}, closure
 
 
+    def __call__(self, *args, **kwargs):
+        # numtorch code called for real (a transform given this function inside a closure
+        # or container) calls it: run the real function, on the current cell values
+        return self.materialize()(*args, **kwargs)
+
     def materialize(self):
         """A real function (cells hold the current values) for numtorch code that calls
         it for real on trace tensors, e.g. ``grad(lambda x: ...)``."""
