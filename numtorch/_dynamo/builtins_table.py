@@ -57,6 +57,11 @@ def is_numtorch_callable(fn) -> bool:
     return bool(f) and f.startswith(_PKG) and not f.startswith(_DYNAMO)
 
 
+def user_code_file(filename) -> bool:
+    """Is code from ``filename`` the user's (not numtorch's)?"""
+    return not filename.startswith(_PKG)
+
+
 def user_code(obj) -> bool:
     """Is ``obj`` (a function, class or module) written outside numtorch and the stdlib's C?"""
     if isinstance(obj, types.ModuleType):

@@ -18,7 +18,7 @@ from .._core.symbolic import Sym
 from .._core.tensor import Size, Tensor
 from . import numpy_capture
 from .guards import CONSTANT_TYPES
-from .values import NULL, LazyArg, SymCell, SymFunction, SymIterator, UNBOUND
+from .values import NULL, LazyArg, Unsupported, SymCell, SymFunction, SymIterator, UNBOUND
 
 
 class Codegen:
@@ -120,6 +120,11 @@ class Codegen:
         src = cap.source_of.get(id(v))
         if src is not None:
             return src.expr
+        if isinstance(v, (types.GeneratorType, *_STATEFUL_ITERATORS)):
+            # made during capture and consumed by it: a constant would be exhausted (or
+            # half-consumed) on the next call. The frame runs eagerly instead.
+            raise Unsupported(f"a {type(v).__name__} made in the compiled region cannot "
+                              f"cross a graph break", "iterate it before the break")
         return self.const(v)
 
     def _cell_expr(self, c):
@@ -199,6 +204,10 @@ class Codegen:
         fn = self.scope["___run"]
         fn.text = src
         return fn
+
+
+_STATEFUL_ITERATORS = (type(iter([])), type(iter(())), type(iter(range(0))), type(iter({})),
+                       map, filter, zip, enumerate, reversed)
 
 
 def _enable_grad():

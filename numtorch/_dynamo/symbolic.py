@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import math
 import operator
 import os
@@ -29,6 +30,7 @@ from ..func._trace import TraceTracer
 from . import config, numpy_capture
 from .bytecode import exception_table, instructions
 from .guards import CONSTANT_TYPES, Source
+from .builtins_table import user_code_file
 from .builtins_table import (PURE_BUILTINS, MUTATING_METHODS, BINARY_OPS, COMPARE_OPS,
                              UNARY_OPS, is_numtorch_callable, user_code)
 from .capture import Capture, _has_trace, _is_module
@@ -389,6 +391,12 @@ class Frame:
             return list(v)
         if _is_module(v) and hasattr(v, "__iter__") and not user_code(type(v).__iter__):
             return list(v)   # ModuleList / Sequential
+        if isinstance(v, types.GeneratorType) and \
+                inspect.getgeneratorstate(v) == inspect.GEN_CREATED and \
+                not user_code_file(v.gi_code.co_filename) and id(v) not in self.cap.source_of:
+            # a fresh generator of numtorch's (module.parameters()) made by a call during
+            # capture: drained now, as the loop would
+            return list(v)
         self.unsupported(f"iteration over {type(v).__name__}",
                          "iterate over a list, tuple, range or dict")
 

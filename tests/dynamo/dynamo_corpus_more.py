@@ -369,4 +369,161 @@ def f(a, b, c):
     xs = sorted([a, b, c], key=lambda t: t.shape[0])
     return xs[0].sum() + xs[-1].sum()
 """, ['t:5', 't:3', 't:4'], 1, 0),
+    # PyTorch (1, 0): numtorch calls library modules for real, and BatchNorm's in-place running-stat update of a real buffer with a traced value breaks; Dynamo inlines the module
+    ('batchnorm_train_buffers', """
+torch.manual_seed(0)
+bn = torch.nn.BatchNorm1d(4)
+def f(x):
+    return bn(x) * 2
+""", ['t:3,4'], 1, 1, (1, 0)),
+    ('dropout_eval_mode', """
+torch.manual_seed(0)
+drop = torch.nn.Dropout(0.5)
+drop.eval()
+def f(x):
+    return drop(x) + 1
+""", ['t:4'], 1, 0),
+    ('module_attribute_counter', """
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.calls = 0
+    def forward(self, x):
+        self.calls = self.calls + 1
+        return self.lin(x)
+m = M()
+def f(x):
+    return m(x).sum()
+""", ['t:2,4'], 1, 0),
+    ('parameters_loop', """
+torch.manual_seed(0)
+lin = torch.nn.Linear(3, 3)
+def f(x):
+    total = x.sum()
+    for p in lin.parameters():
+        total = total + p.sum()
+    return total
+""", ['t:3'], 1, 0),
+    ('vmap_inside', """
+def f(x):
+    return torch.vmap(lambda r: (r * r).sum())(x)
+""", ['t:3,4'], 1, 0),
+    ('functional_call_inside', """
+torch.manual_seed(0)
+lin = torch.nn.Linear(3, 2)
+params = {k: v.detach() * 2 for k, v in lin.named_parameters()}
+def f(x):
+    return torch.func.functional_call(lin, params, (x,))
+""", ['t:4,3'], 1, 0),
+    ('optional_arg_is_none', """
+def g(x, bias=None):
+    if bias is None:
+        return x * 2
+    return x * 2 + bias
+def f(x):
+    return g(x) + g(x, bias=x)
+""", ['t:4'], 1, 0),
+    ('kwonly_args', """
+def g(x, *, k, b=1.0):
+    return x * k + b
+def f(x):
+    return g(x, k=2.0) + g(x, b=0.5, k=3.0)
+""", ['t:4'], 1, 0),
+    ('chained_comparison_ints', """
+def f(x, n):
+    if 0 < n < 10:
+        return x + n
+    return x
+""", ['t:4', 'i:3'], 1, 0),
+    ('nested_list_comprehension', """
+def f(x):
+    rows = [[x * i + j for j in range(2)] for i in range(2)]
+    return sum(sum(r) for r in rows)
+""", ['t:4'], 1, 0),
+    ('dict_get_and_in', """
+def f(x):
+    cfg = {"scale": 2.0}
+    s = cfg.get("scale", 1.0) * cfg.get("missing", 3.0)
+    if "scale" in cfg:
+        x = x + 1
+    return x * s
+""", ['t:4'], 1, 0),
+    ('int_ops_divmod_bits', """
+def f(x, n):
+    q, r = divmod(n, 2)
+    return x * (q + r) + (n & 1) + (n << 1) + abs(-n) + round(2.6)
+""", ['t:4', 'i:7'], 1, 0),
+    ('size_comparisons', """
+def f(x):
+    if x.shape == (2, 3) and x.size(1) == 3:
+        return x.t()
+    return x
+""", ['t:2,3'], 1, 0),
+    ('len_and_iter_rows', """
+def f(x):
+    out = 0
+    for row in x:
+        out = out + row * len(x)
+    return out
+""", ['t:3,2'], 1, 0),
+    ('no_grad_in_loop', """
+def f(x):
+    acc = x
+    for i in range(3):
+        with torch.no_grad():
+            acc = acc + i
+        acc = acc * 2
+    return acc
+""", ['g:3'], 1, 0),
+    # PyTorch (2, 1): Dynamo does not resume g inside its try block (g runs eagerly); numtorch compiles g's code after the break
+    ('callee_try_except_break', """
+def g(x):
+    try:
+        print("g")
+        return x + 1
+    except ValueError:
+        return x
+def f(x):
+    return g(x * 2) * 3
+""", ['t:4'], 3, 3, (2, 1)),
+    ('percent_format', """
+def f(x, n):
+    s = "%d-%s" % (n, "a")
+    return x * len(s)
+""", ['t:4', 'i:12'], 1, 0),
+    ('tuple_comparison_constants', """
+def f(x):
+    if (1, 2) < (1, 3) and [1] == [1]:
+        return x - 1
+    return x
+""", ['t:4'], 1, 0),
+    ('tensor_bool_ops', """
+def f(x):
+    m = (x > 0) & (x < 1)
+    return torch.where(m | (x < -1), x, torch.zeros_like(x))
+""", ['t:4'], 1, 0),
+    ('reductions_with_dims', """
+def f(x):
+    return x.sum(dim=0, keepdim=True) - x.mean(1, keepdim=True) + x.amax(dim=(0, 1))
+""", ['t:3,4'], 1, 0),
+    ('clamp_and_pow', """
+def f(x):
+    return (x.clamp(min=-0.5, max=0.5) ** 2).sqrt() + torch.exp(-x.abs())
+""", ['t:4'], 1, 0),
+    ('method_on_list_arg_pop', """
+def f(xs):
+    last = xs.pop()
+    return last + len(xs)
+""", ['L:t:3;t:3;t:3'], 1, 0),
+    ('global_function_with_closure', """
+def make(k):
+    def g(t):
+        return t * k
+    return g
+G3 = make(3.0)
+def f(x):
+    return G3(x) + 1
+""", ['t:4'], 1, 0),
 ]
