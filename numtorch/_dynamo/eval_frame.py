@@ -24,7 +24,7 @@ from .._core.symbolic import ConstraintViolationError
 from .._core import primitive as _primitive
 from .._core.primitive import pop, push
 from ..func._trace import TraceInterpreter
-from . import config, numpy_capture
+from . import config, debug_dir, numpy_capture
 from .bytecode import check_version, instructions, origin, resumable, resume_code
 from .builtins_table import user_code
 from .codegen import Codegen
@@ -363,6 +363,8 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
                                                        guard.text)
     logging.getLogger("numtorch._dynamo.bytecode").debug("GENERATED for %s:\n%s",
                                                          code.co_name, run.text)
+    if debug_dir.enabled():
+        debug_dir.dump(code, graph, guard, run, breaks, reason)
     _notify("frame", code=code, graph=graph, guard=guard, breaks=breaks, run=run,
             reason=reason)
     return CacheEntry(guard, run, graph, reason)

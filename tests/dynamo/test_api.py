@@ -415,3 +415,18 @@ def test_call_operands_decode_both_layouts_of_3_11_call():
 def test_api_misuse_names_the_argument_and_what_was_expected(call, exc, message):
     with pytest.raises(exc, match=message):
         call()
+
+
+def test_compile_debug_writes_each_stage(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("NUMTORCH_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("NUMTORCH_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.compile(toy_example, backend="eager")(torch.ones(4), torch.ones(4))
+    (run_dir,) = list(tmp_path.iterdir())
+    frames = sorted(p.name for p in run_dir.iterdir())
+    assert len(frames) == 3 and frames[0].endswith("toy_example")   # the frame + 2 resumes
+    first = run_dir / frames[0]
+    assert "prims.abs" in (first / "graph.py").read_text()
+    assert "def ___guard" in (first / "guards.py").read_text()
+    assert "print" in (first / "breaks.txt").read_text()
+    assert "RESUME" in (first / "bytecode.txt").read_text()
+    assert "___graph(" in (first / "run.py").read_text()
