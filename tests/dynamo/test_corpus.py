@@ -15,6 +15,22 @@ from dynamo_corpus_more import PROGRAMS as _MORE
 PROGRAMS = _BASIC + _CONSTRUCTS + _MORE
 
 
+@pytest.fixture(autouse=True)
+def _keep_rng_state():
+    # corpus programs seed the global generators (torch.manual_seed(0) before building a
+    # module): leave later tests the state they would have had without this file
+    state = numtorch.get_rng_state()
+    try:
+        import torch
+        torch_state = torch.get_rng_state()
+    except ImportError:
+        torch = None
+    yield
+    numtorch.set_rng_state(state)
+    if torch is not None:
+        torch.set_rng_state(torch_state)
+
+
 def _args(spec, lib, rng):
     out = []
     for s in spec:
