@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 
+from .._core.tensor import Tensor
+
 _BACKENDS: dict = {}
 
 
@@ -37,15 +39,56 @@ class GraphModule:
         return f"GraphModule(\n{self.code}\n)"
 
 
+# Note [Ops as the user called them]
+# A captured graph holds primitives, but PyTorch's backends and `explain` see the graph at
+# the level the user wrote it: one FX node per call of a torch function
+# (``call_function``, target the function), of a tensor method (``call_method``, target
+# its name) or of a module (inlined by Dynamo into its functional calls). The FAQ's
+# toy_example reports "Op Count: 5" because ``b.sum()`` is a call_method that explain does
+# not count. So capture stamps every node a real call made with that call's `CallSite`
+# (its ``where``: every pass that rebuilds nodes copies ``where`` already), and `gm.graph`
+# shows one node per call site; a module numtorch calls for real is one ``call_function``
+# (PyTorch would show the functional call(s) it inlines to, usually one). Nodes made
+# outside a user call (e.g. a grad-mode stop_gradient inserted later) keep their own view.
+class CallSite(str):
+    """The user's ``file:line`` of a call made during capture, and what was called."""
+
+    def __new__(cls, where, fn, args):
+        self = super().__new__(cls, where)
+        if isinstance(getattr(fn, "__self__", None), Tensor):
+            self.op, self.target = "call_method", fn.__name__      # t.sum(): a Tensor's
+        else:
+            self.op, self.target = "call_function", fn
+        return self
+
+
+def _target_name(target):
+    if isinstance(target, str):
+        return target
+    if hasattr(target, "forward") and not hasattr(target, "__name__"):
+        return type(target).__name__
+    return getattr(target, "__name__", None) or repr(target)
+
+
 class _GraphView:
-    """``gm.graph``: iterate its nodes (``node.op``, ``node.target``, ``node.name``)."""
+    """``gm.graph``: iterate its nodes (``node.op``, ``node.target``, ``node.name``), one
+    per call the user's code made (Note [Ops as the user called them])."""
 
     def __init__(self, graph):
         self._graph = graph
         self.nodes = [_NodeView("placeholder", v.name, v.name) for v in graph.inputs]
+        last = None
         for n in graph.nodes:
-            target = n.prim.name
-            self.nodes += [_NodeView("call_function", target, ", ".join(v.name for v in n.outs) or target)]
+            name = ", ".join(v.name for v in n.outs) or n.prim.name
+            site = n.where
+            if isinstance(site, CallSite):
+                if site is last:                  # another primitive of the same call
+                    self.nodes[-1].name = name
+                    continue
+                self.nodes.append(_NodeView(site.op, site.target, name))
+            else:
+                self.nodes.append(_NodeView("call_function", n.prim.name, name))
+            last = site
         self.nodes.append(_NodeView("output", "output", "output"))
 
     def __iter__(self):

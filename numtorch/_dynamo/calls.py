@@ -152,9 +152,6 @@ def call_function(frame, fn, args, kwargs):
                                                list(args) + list(kwargs.values())):
             return functools.partial(*args, **kwargs)   # of constants: called by inlining
         return construct(frame, fn, args, kwargs)
-    if fn is builtins.print:
-        frame.unsupported("builtin: print (a side effect that must happen at run time)",
-                          "move the print out of the compiled function, or accept the break")
     if is_numtorch_callable(fn) or is_numtorch_callable(type(fn)):
         return frame.call_real(fn, args, kwargs, _name(fn))
     frame.unsupported(f"call to an unknown C function {_name(fn)}",

@@ -8,7 +8,7 @@ import os
 import time
 
 from . import eval_frame
-from .backends import GraphModule
+from .backends import GraphModule, _target_name
 
 
 class ExplainOutput:
@@ -19,7 +19,8 @@ class ExplainOutput:
         self.graph_count = len(graphs)
         self.graph_break_count = len(break_reasons)
         self.break_reasons = break_reasons
-        self.ops_per_graph = [g.graph.nodes[1:-1] for g in graphs]
+        # PyTorch's rule: calls of functions count, tensor methods do not
+        # (Note [Ops as the user called them] in backends.py)
         self.ops_per_graph = [[n.target for n in gm.graph if n.op == "call_function"]
                               for gm in graphs]
         self.op_count = sum(len(o) for o in self.ops_per_graph)
@@ -37,7 +38,7 @@ class ExplainOutput:
         out.append("Ops per Graph:")
         for i, ops in enumerate(self.ops_per_graph, 1):
             out.append(f"  Ops {i}:")
-            out += [f"    {op}" for op in ops]
+            out += [f"    {_target_name(op)}" for op in ops]
         out.append("Out Guards:")
         for i, g in enumerate(self.out_guards, 1):
             out += [f"  Guard {i}:", f"    {g}"]

@@ -33,6 +33,7 @@ from .guards import CONSTANT_TYPES, Source
 from .builtins_table import user_code_file
 from .builtins_table import (PURE_BUILTINS, MUTATING_METHODS, BINARY_OPS, COMPARE_OPS,
                              UNARY_OPS, is_numtorch_callable, user_code)
+from .backends import CallSite
 from .capture import Capture, _has_trace, _is_module
 from .values import (NULL, UNBOUND, _UNBOUND, GradExit, LazyArg, SymCell, SymFunction,
                      SymIterator, SymRaise, Unsupported, _MAX_YIELDS, call_operands)
@@ -682,7 +683,8 @@ class Frame:
             out = fn(*args, **kwargs)
             if len(interp.nodes) > n:   # the user's file:line, not numtorch's frames
                 inst = self.insts[max(self.pc - 1, 0)]
-                where = f"{os.path.basename(self.code.co_filename)}:{inst.line}"
+                where = CallSite(f"{os.path.basename(self.code.co_filename)}:{inst.line}",
+                                 fn, args)
                 for node in interp.nodes[n:]:
                     node.where = where
             return out

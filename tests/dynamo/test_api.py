@@ -4,7 +4,10 @@ modules, backends, logs, transforms meeting compile."""
 import logging
 import warnings
 
+import operator
+
 import numpy as np
+
 import pytest
 
 import numtorch as torch
@@ -37,12 +40,14 @@ def counting():
 
 
 def test_toy_example_explain(capsys):
-    a, b = torch.randn(10), torch.randn(10)
+    a, b = torch.randn(10), torch.rand(10)       # b.sum() >= 0: the FAQ's path
     e = dynamo.explain(toy_example)(a, b)
     assert capsys.readouterr().out == "woo\n"          # printed once, at run time
     assert (e.graph_count, e.graph_break_count) == (3, 2)
-    assert e.ops_per_graph[0] == ["abs", "add", "div"]
-    assert e.op_count == sum(len(o) for o in e.ops_per_graph)
+    # the FAQ's figures: b.sum() is a tensor method, which explain does not count
+    assert e.ops_per_graph == [[torch.abs, operator.add, operator.truediv], [operator.lt],
+                               [operator.mul]]
+    assert e.op_count == 5
     r1, r2 = e.break_reasons
     assert "print" in r1.reason and "move the print" in r1.hint
     line = toy_example.__code__.co_firstlineno
@@ -327,6 +332,18 @@ def test_decorator_forms_and_bad_input():
     assert torch.compile(a, disable=True) is a
 
 
+def test_graph_module_shows_one_node_per_user_call():
+    """Note [Ops as the user called them]: softmax is many primitives but one call; a
+    tensor method is a call_method; primitives made outside a call keep their own node."""
+    backend, graphs = counting()
+    torch.compile(lambda x: torch.softmax(x, 0).sum() * 2, backend=backend)(torch.randn(4))
+    (gm, _), = graphs
+    assert len(gm._graph.nodes) > 3
+    assert [(n.op, n.target) for n in gm.graph if n.op.startswith("call")] == [
+        ("call_function", torch.softmax), ("call_method", "sum"), ("call_function", operator.mul)]
+    assert [n.op for n in gm.graph][0] == "placeholder" and list(gm.graph)[-1].op == "output"
+
+
 def test_backend_receives_graph_module_and_real_inputs(capsys):
     backend, graphs = counting()
     x = torch.randn(3)
@@ -334,7 +351,7 @@ def test_backend_receives_graph_module_and_real_inputs(capsys):
     (gm, example_inputs), = graphs
     assert example_inputs[0] is x
     ops = [n.target for n in gm.graph if n.op == "call_function"]
-    assert ops == ["sin", "mul"]
+    assert ops == [torch.sin, operator.mul]
     assert "prims.sin" in gm.code and "test_api.py" in gm.code
     gm.print_readable()
     assert "def " in capsys.readouterr().out
