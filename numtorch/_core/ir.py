@@ -94,6 +94,18 @@ def _fmt_param(v, names=None):
 # may be a tensor that requires grad or a tracer of an enclosing transform, and only as an
 # input does the transform see it.
 
+# Note [Graphs with random state]
+# A graph whose function drew random numbers takes each generator's state as an input and
+# returns its new state (Note [Random state as a value] in _prims/random.py): the last
+# ``len(graph.rng)`` inputs are the states of the generators ``graph.rng`` lists, the last
+# ``len(graph.rng)`` outputs their states after the graph. So the graph is a pure function
+# of its inputs, and passes, transforms and backends need nothing special for draws. Calling
+# it (or `inline`) on the function's own inputs only reads those states from the
+# generators (or from an enclosing trace, which then threads them further) and writes the
+# new ones back, so the graph advances the generators exactly as the traced function did;
+# given every input, states included, it is the pure function. A graph rebuilt from it
+# (passes) keeps ``rng``; the region `closed()` makes is always the pure function.
+
 class Graph:
     """A traced program: inputs, nodes, outputs (plus captured constants).
 
@@ -111,8 +123,9 @@ class Graph:
     """
 
     def __init__(self, inputs, nodes, outputs, consts, in_tree=None, out_tree=None, name="forward",
-                 shape_env=None):
+                 shape_env=None, rng=()):
         self.inputs, self.nodes, self.outputs, self.consts = inputs, nodes, outputs, consts
+        self.rng = tuple(rng)    # generators of the trailing state inputs (Note [Graphs with random state])
         self.in_tree, self.out_tree, self.name = in_tree, out_tree, name
         self.shape_env = shape_env   # the symbols' ShapeEnv, None for a graph of ints
         self._compiled = None    # a backend's callable on arrays (see the class docstring)
@@ -202,10 +215,14 @@ class Graph:
     def __call__(self, *args):
         """Run the graph on flat tensor inputs as one region (Note [Calling a graph]).
 
-        Returns the tuple of outputs (non-tensor outputs as traced).
+        Returns the tuple of outputs (non-tensor outputs as traced). A graph that draws random
+        numbers may be given its inputs without the random states (Note [Graphs with random
+        state]).
         """
         if len(args) != len(self.inputs):
-            raise TypeError(f"graph expects {len(self.inputs)} inputs, got {len(args)}")
+            if self.rng and len(args) == len(self.inputs) - len(self.rng):
+                return self._with_states(self.__call__, args)
+            raise TypeError(f"graph expects {self._arity()} inputs, got {len(args)}")
         if self.shape_env is not None:   # symbolic sizes: Note [Running a symbolic graph]
             return self.for_sizes(args)(*args)
         for a, v in zip(args, self.inputs):
@@ -222,7 +239,9 @@ class Graph:
         tensor hold the result, so inputs are mutated as the traced function mutated them.
         """
         if len(args) != len(self.inputs):
-            raise TypeError(f"graph expects {len(self.inputs)} inputs, got {len(args)}")
+            if self.rng and len(args) == len(self.inputs) - len(self.rng):
+                return self._with_states(self.inline, args)
+            raise TypeError(f"graph expects {self._arity()} inputs, got {len(args)}")
         if self.shape_env is not None:
             return self.for_sizes(args).inline(*args)
         env = {id(v): a for v, a in zip(self.inputs, args)}
@@ -240,6 +259,19 @@ class Graph:
             for v, o in zip(node.outs, outs):
                 env[id(v)] = o
         return tuple(env[id(o)] if isinstance(o, (Var, Const)) else o for o in self.outputs)
+
+    def _arity(self):
+        n = len(self.inputs)
+        return f"{n} (or {n - len(self.rng)} without its random states)" if self.rng else str(n)
+
+    def _with_states(self, run, args):
+        """``run`` on ``args`` plus the generators' states; writes the new states back."""
+        read, write = _rng_io
+        outs = run(*args, *[read(g) for g in self.rng])
+        k = len(outs) - len(self.rng)
+        for g, state in zip(self.rng, outs[k:]):
+            write(g, state)
+        return outs[:k]
 
     def has_effects(self) -> bool:
         """Whether a node writes into an operand (Note [Effects]) besides making a value."""
@@ -289,6 +321,10 @@ def _code(graph, names):
         lines.append(f"    # {name} = " + " == ".join(
             f"{graph.inputs[i].name}.size({d})" for i, d in sources))
     lines += [f"    # guard: {g}" for g in graph.shape_guards]
+    n = len(graph.rng)
+    for v, o, g in zip(graph.inputs[len(graph.inputs) - n:], graph.outputs[len(graph.outputs) - n:],
+                       graph.rng):
+        lines.append(f"    # {v.name}: the state of {g!r}, read at the call; {o} is written back")
     for node in graph.nodes:
         ins = [v.name for v in node.ins]
         ins += [f"{k}={_fmt_param(p, names)}" for k, p in node.params.items()]
@@ -316,3 +352,5 @@ def _inline_region(graph, args):
 # How `Graph.__call__` runs a region: installed by _prims/control.py (graph_call); inlining
 # until then, so this module needs no primitive.
 _call_region = _inline_region
+# (read_state(generator), write_state(generator, state)): installed by _prims/random.py
+_rng_io = None

@@ -16,17 +16,20 @@ from .ir import Const, Graph, Node, Var
 
 # Note [Pure nodes]
 # A node is pure when running it twice gives the same value and running it zero times is
-# unobservable. Not pure: writes (`copy_to`, Note [Effects]: they write an operand), random draws
-# (each advances the generator: merging two draws or dropping one changes every later
-# draw), a region (`graph_call`) whose graph holds an impure node, and a node with a param
-# whose `pure` is False (a custom autograd.Function call: its forward is user code). Passes keep impure
+# unobservable. Not pure: writes (`copy_to`, Note [Effects]: they write an operand), a
+# region (`graph_call`) whose graph holds an impure node, and a node with a param whose
+# `pure` is False (a custom autograd.Function call: its forward is user code). Random
+# draws are pure: each takes the generator's state as an operand and returns the next
+# (Note [Random state as a value] in _prims/random.py), so two draws merge only when they
+# read the same state (and then they are the same draw), and a draw stays alive while a
+# later draw or the graph's returned state reads its new state. Passes keep impure
 # nodes in place and in order, and CSE forgets what it has seen at an effect (a write may
 # change a value that an earlier node read).
 
 
 def is_pure(node) -> bool:
     """Whether ``node`` may be removed, merged or evaluated ahead of time (Note [Pure nodes])."""
-    if node.is_effect() or node.prim.name.startswith("random_"):
+    if node.is_effect():
         return False
     for p in node.params.values():
         if isinstance(p, Graph) and not all(is_pure(n) for n in p.nodes):
@@ -95,7 +98,7 @@ class Rewriter:
         used = {id(v) for n in self.nodes for v in n.ins} | {id(o) for o in outputs}
         consts = [c for c in self.consts if id(c) in used]
         return Graph(list(g.inputs), self.nodes, outputs, consts, g.in_tree, g.out_tree,
-                     g.name).check()
+                     g.name, rng=g.rng).check()
 
 
 class Rule:
@@ -150,7 +153,7 @@ def dce(graph):
     kept.reverse()
     consts = [c for c in graph.consts if id(c) in live]
     return Graph(list(graph.inputs), kept, list(graph.outputs), consts, graph.in_tree,
-                 graph.out_tree, graph.name)
+                 graph.out_tree, graph.name, rng=graph.rng)
 
 
 # Constants up to this many elements are merged by value in CSE (scalars captured from

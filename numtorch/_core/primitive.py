@@ -47,7 +47,7 @@ class Primitive:
 
     __slots__ = ("name", "impl", "shape", "jvp", "vjp", "batch", "multiple_results",
                  "nondiff", "mutates", "discharge", "ufunc", "vjp_needs", "vjp_context", "lower",
-                 "__weakref__")
+                 "draws", "__weakref__")
 
     def __init__(self, name, *, impl=None, shape=None, jvp=None, vjp=None, batch=None,
                  multiple_results=False, nondiff=False, register=True):
@@ -61,6 +61,7 @@ class Primitive:
         self.vjp_needs = None   # Note [What backward reads] (autograd/engine.py)
         self.vjp_context = None  # per-call backward state: autograd.Function's ctx (engine.record)
         self.lower = None       # codegen rule of the compile backend (numtorch._inductor)
+        self.draws = False      # a random draw: bound at the top of the stack (Note [Interpreter stack])
         if register:
             ALL_PRIMITIVES[name] = self
 
@@ -92,8 +93,10 @@ ALL_PRIMITIVES: dict[str, Primitive] = {}
 # unwraps its own tracers and binds again, which reaches the next one down. Because the
 # identity is the interpreter *object*, two nested grads never confuse their tracers
 # (perturbation confusion), and a tracer whose interpreter has been popped is detected as
-# escaped. Primitives without tensor arguments (random draws, creation) go to the top of
-# the dynamic stack instead, so vmap can see `randn` and apply its `randomness` policy.
+# escaped. Primitives without tensor arguments (creation) go to the top of the dynamic
+# stack instead (`process_nullary`), and so do random draws whatever their state operand
+# (`process_draw`, Note [Random primitives] in _prims/random.py), so vmap sees `randn` and
+# applies its `randomness` policy.
 
 class Interpreter:
     """Base class of transform interpreters; `process` handles one primitive call."""
@@ -106,8 +109,20 @@ class Interpreter:
         raise NotImplementedError
 
     def process_nullary(self, prim, params):
-        # Most transforms leave argument-less primitives (creation, random) to the level below.
+        # Most transforms leave argument-less primitives (creation) to the level below.
         return bind_below(self.level, prim, params)
+
+    def process_draw(self, prim, args, params):
+        # ... and random draws (Note [Random primitives] in _prims/random.py).
+        return bind_below(self.level, prim, params, args, draw=True)
+
+    def read_rng(self, generator):
+        """The tensor holding ``generator``'s state in this transform, or None (only traces
+        hold one: Note [Random state as a value] in _prims/random.py)."""
+        return None
+
+    def write_rng(self, generator, state):  # pragma: no cover - only traces make state tracers
+        raise TypeError(f"{type(self).__name__} holds no random state")
 
 
 STACK: list[Interpreter] = []
@@ -208,6 +223,8 @@ grad_mode = [True]
 
 def bind(prim, *args, **params):
     """Apply ``prim`` to Tensor ``args``: the one dispatch point (Note [Interpreter stack])."""
+    if STACK and prim.draws:
+        return STACK[-1].process_draw(prim, args, params)   # Note [Interpreter stack]
     top = None
     recording = False
     for a in args:
@@ -235,9 +252,12 @@ def bind(prim, *args, **params):
     return eval_bind(prim, args, params)
 
 
-def bind_below(level, prim, params, args=()):
-    """Bind with only interpreters below ``level`` in view (argument-less primitives)."""
+def bind_below(level, prim, params, args=(), draw=False):
+    """Bind with only interpreters below ``level`` in view (argument-less primitives and
+    random draws, which every level sees in turn)."""
     for interp in reversed(STACK):
         if interp.level < level:
+            if draw:
+                return interp.process_draw(prim, args, params)
             return interp.process_nullary(prim, params)
     return eval_bind(prim, args, params)

@@ -38,6 +38,7 @@ class Capture:
         self.grad_initial = self.grad_enabled = _p.grad_mode[0]   # Note [Grad mode in the graph]
         self.grad_marks = []        # (node index, grad enabled from there on)
         self.new_objects = {}       # id -> user objects constructed during capture
+        interp.lift_rng = self.lift_rng   # Note [Random state in capture]
 
     def _input_shape(self, real, src):
         """The shape a tensor input is captured with: symbols where dims are dynamic."""
@@ -112,6 +113,24 @@ class Capture:
         self.inputs.append((v, src, real))
         return twrap(TT(self.interp, v), requires_grad=False)
 
+
+    # Note [Random state in capture]
+    # A draw in the captured code reads its generator's state (Note [Random state as a
+    # value] in _prims/random.py). The first read makes the state a graph input whose source
+    # reads the generator's live state when the compiled frame runs; the state after the
+    # frame's last draw is a graph output that the frame writes back to the generator with
+    # its other side effects (codegen.py). So every backend compiles an ordinary pure graph,
+    # a compiled function run after manual_seed(s) draws eager's numbers, and two calls draw
+    # different ones. No guard: a state's type never changes.
+    def lift_rng(self, generator):
+        """A graph input for ``generator``'s state, read at each run of the frame."""
+        from .._core.tensor import wrap as twrap
+        from .._prims.random import STATE_SHAPE, read_live_state
+        g = self.guards
+        src = Source(f"{g.const(read_live_state)}({g.const(generator)})",
+                     f"the state of {generator!r}")
+        self.side_effects.append(("rng", generator))
+        return self.tensor_input(twrap(generator.state_array()), src, STATE_SHAPE)
 
     def _closure_function(self, real, src):
         """A user closure read from ``src`` (Note [Closures by code, not identity])."""

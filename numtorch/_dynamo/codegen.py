@@ -169,6 +169,10 @@ class Codegen:
             elif kind == "cell":
                 _, cell, v, where = eff
                 self.emit(f"{where or self.const(cell)}.cell_contents = {self.expr(v)}")
+            elif kind == "rng":   # Note [Random state in capture] (capture.py)
+                _, gen = eff
+                state = self.cap.interp.rng[id(gen)][2]
+                self.emit(f"{self.const(gen)}.set_state_array({self.expr(state)}._data)")
         if self.cap.grad_enabled != self.cap.grad_initial:
             # a grad-mode block still open at a break (or set_grad_enabled called bare):
             # its mode holds from here on (Note [Grad mode in the graph])

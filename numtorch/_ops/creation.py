@@ -351,7 +351,7 @@ def _random(prim, size, dtype, device, requires_grad, generator, fn, **params):
     if _is_meta(device):
         t = wrap(MetaArray(shape, d.np))
     else:
-        t = bind(prim, shape=shape, dtype=d.np, generator=generator, **params)
+        t = R.draw(prim, generator, shape=shape, dtype=d.np, **params)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -406,7 +406,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     d = _dt.to_dtype(dtype) if dtype is not None else _dt.int64
     if _is_meta(device):
         return wrap(MetaArray((int(n),), d.np))
-    return bind(R.permutation, n=int(n), shape=(int(n),), dtype=d.np, generator=generator)
+    return R.draw(R.permutation, generator, n=int(n), shape=(int(n),), dtype=d.np)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None):

@@ -165,12 +165,14 @@ def call_graph(graph, args):
     if flags is None:
         flags = region.cache["flags"] = (region.has_effects() or any(
             getattr(p, "eager_only", False) for n in region.nodes for p in n.params.values()),
-            any(not n.ins and n.prim.name.startswith("random_") for n in region.nodes))
+            _draws(region))
     if flags[0] or (flags[1] and _prim.STACK):
         # Effects are not a pure region; nor is a node whose rules only run eagerly (a
         # classic forward(ctx, ...) autograd.Function: Note [Classic ctx]), since a
         # region's rules transform it. A random draw must reach the active transform
-        # (vmap's randomness policy) as it would eagerly.
+        # (vmap's randomness policy) as it would eagerly; without a transform the region
+        # is a pure function of its random states (Note [Graphs with random state]), so
+        # eager autograd's backward of it recomputes the same draws.
         return graph.inline(*args)
     outs = bind(graph_call, *consts, *args, graph=region)
     if region is graph:
@@ -179,6 +181,12 @@ def call_graph(graph, args):
     for i, o in zip(positions, outs):
         result[i] = o
     return tuple(result)
+
+
+def _draws(graph):
+    """Whether ``graph`` (or a region it calls) draws random numbers."""
+    return any(n.prim.draws or any(isinstance(p, _ir.Graph) and _draws(p)
+                                   for p in n.params.values()) for n in graph.nodes)
 
 
 _ir._call_region = call_graph

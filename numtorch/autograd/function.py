@@ -243,6 +243,13 @@ class _EvalFloor(Interpreter):
     def process_nullary(self, prim, params):
         return _prim.eval_bind(prim, (), params)
 
+    def process_draw(self, prim, args, params):
+        return _prim.eval_bind(prim, args, params)
+
+    def read_rng(self, generator):
+        # the live state: traces below do not see draws made inside an impl
+        return wrap_array(generator.state_array())
+
 
 def _impl(*arrays, call):
     # Note [Forward at the bottom]: the impl is the eval level's rule, so forward runs
@@ -275,8 +282,9 @@ def _shape(*avals, call):
         from ..func._trace import make_graph
         graph = make_graph(lambda *ts: call.flatten(run_forward(call, ts)[0]))(
             *[wrap(MetaArray(a.shape, a.dtype)) for a in avals])
+        outs = graph.outputs[:len(graph.outputs) - len(graph.rng)]   # not the random states
         types = call.types[key] = [(v.shape, v.dtype) if hasattr(v, "shape") else
-                                   (v.value.shape, v.value._data.dtype) for v in graph.outputs]
+                                   (v.value.shape, v.value._data.dtype) for v in outs]
     return types
 
 

@@ -18,6 +18,7 @@ from .._core.meta import MetaArray
 from .._core.primitive import Interpreter, Tracer, pop, push
 from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
+from .._prims.random import STATE_DTYPE, STATE_SHAPE
 from .._prims.ref import copy_to
 
 # Note [Mutations in graphs]
@@ -89,12 +90,17 @@ class TraceTracer(Tracer):
 
 
 class TraceInterpreter(Interpreter):
-    __slots__ = ("nodes", "consts", "const_ids", "counter", "claims_constants", "keep")
+    __slots__ = ("nodes", "consts", "const_ids", "counter", "claims_constants", "keep", "rng",
+                 "lift_rng")
 
     def __init__(self, claims_constants=False):
         self.nodes, self.consts, self.const_ids, self.counter = [], [], {}, 0
         self.keep = []   # tensors snapshot by id: alive, so their ids are not reused
         self.claims_constants = claims_constants   # Note [Capture claims constants]
+        # Note [Random state as a value] (_prims/random.py): id(generator) ->
+        # [generator, the input its state was lifted as, the tensor holding it now]
+        self.rng = {}
+        self.lift_rng = None   # capture's way to lift a state (an input with a source)
 
     def new_var(self, shape, dtype, prefix="t"):
         v = Var(f"{prefix}{self.counter}", shape, dtype)
@@ -150,6 +156,25 @@ class TraceInterpreter(Interpreter):
     def process_nullary(self, prim, params):
         return self._emit(prim, [], params)
 
+    def process_draw(self, prim, args, params):
+        if self.mine(args[0]):
+            return self._emit(prim, [self._operand(a) for a in args], params)
+        return super().process_draw(prim, args, params)   # a state a trace below holds
+
+    def read_rng(self, generator):
+        entry = self.rng.get(id(generator))
+        if entry is None:
+            # the first read: the state becomes an input of the graph (lifted, not read)
+            if self.lift_rng is not None:
+                t = self.lift_rng(generator)
+            else:
+                t = wrap(TraceTracer(self, Var(f"rng{len(self.rng)}", STATE_SHAPE, STATE_DTYPE)))
+            entry = self.rng[id(generator)] = [generator, t._data.var, t]
+        return entry[2]
+
+    def write_rng(self, generator, state):
+        self.rng[id(generator)][2] = state
+
 
 # Note [Dynamic dims]
 # ``make_graph(f, dynamic=True)`` makes every dimension of size >= 2 of every tensor input
@@ -202,12 +227,17 @@ def make_graph(func, *, name="forward", dynamic=False, dynamic_dims=None, duck_s
             out = func(*tree_unflatten(lifted, in_tree))
             out_leaves, out_tree = tree_flatten(out)
             outputs = [interp._operand(o) if isinstance(o, Tensor) else o for o in out_leaves]
+            # the random states read: trailing inputs, their new values trailing outputs
+            # (Note [Graphs with random state] in _core/ir.py)
+            for _, var, state in interp.rng.values():
+                inputs.append(var)
+                outputs.append(interp._operand(state))
         finally:
             pop(interp)
         if env is not None and not env.hints:
             env = None   # every size was 0 or 1: nothing symbolic
         return Graph(inputs, interp.nodes, outputs, interp.consts, in_tree, out_tree, name,
-                     env).check()
+                     env, rng=tuple(g for g, _, _ in interp.rng.values())).check()
     return wrapper
 
 

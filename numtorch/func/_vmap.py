@@ -95,19 +95,20 @@ class VmapInterpreter(Interpreter):
             return tuple(self._wrap(o, d) for o, d in zip(out, out_bdim))
         return self._wrap(out, out_bdim)
 
-    def process_nullary(self, prim, params):
-        if not prim.name.startswith("random_"):
-            return super().process_nullary(prim, params)
+    def process_draw(self, prim, args, params):
+        # the randomness policy (Note [Random primitives] in _prims/random.py)
         if self.randomness == "error":
             raise RuntimeError(
                 "vmap: called random operation while in randomness error mode. Please either use "
                 "the 'same' or 'different' randomness flags on vmap or perform the randomness "
                 "operation out of vmap")
+        values, bdims, batched = self._unwrap(args)
         with _suspended(self):
-            if self.randomness == "same":
-                return prim.bind(**params)
-            out, bdim = prim.batch((), (), batch_size=self.size, **params)
-        return self._wrap(out, bdim)
+            if self.randomness == "same" and not batched:
+                return prim.bind(*values, **params)
+            out, out_bdims = prim.batch(tuple(values), tuple(bdims), batch_size=self.size,
+                                        **params)
+        return tuple(self._wrap(o, d) for o, d in zip(out, out_bdims))
 
 
 class VmapInfo:
