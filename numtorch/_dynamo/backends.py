@@ -156,7 +156,9 @@ def inductor(gm, example_inputs):
         kernels = _per_sizes(graph, compile_graph)
     else:
         kernels = compile_graph(graph, example_inputs)
-    run = aot_function(graph, tensor_compiler(compile_graph), inference=kernels)
+    # the kernels' own per-call function: one Python call less on each cache hit
+    run = aot_function(graph, tensor_compiler(compile_graph),
+                       inference=getattr(kernels, "run", kernels))
     run.kernels = kernels
     return run
 

@@ -677,6 +677,9 @@ class Frame:
         """Call ``fn`` for real on symbolic values (numtorch code, pure builtins)."""
         interp = self.cap.interp
         n = len(interp.nodes)
+        owner = fn if _is_module(fn) else getattr(fn, "__self__", None)
+        if owner is not None and _is_module(owner):
+            self.cap.note_module(owner)   # Note [Captured tensors are guarded] (capture.py)
         if any(a.__class__ is SymFunction for a in args):
             args = [a.materialize() if a.__class__ is SymFunction else a for a in args]
         try:

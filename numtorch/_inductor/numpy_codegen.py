@@ -135,6 +135,45 @@ class _Plan:
             free.setdefault(self.buffers[k], []).append(k)
 
 
+# Note [Captured tensors are read per call]
+# A graph's captured tensors (parameters of a module called in the compiled region,
+# closed-over tensors) are read from their Tensor object on each call, never snapshot when
+# compiling: an optimizer updates them in place, but ``param.data = t`` and
+# ``module.to(...)``/``.double()`` replace the array. The runner compares the array with
+# the one it was compiled with (one identity check): a new array of the same shape and
+# dtype is used (made contiguous for C kernels); any other change is an error naming the
+# tensor (under compile, dynamo's guards on captured tensors recompile before that).
+
+def const_reads(graph, ns, contiguous=False):
+    """Lines binding ``_c{j}`` to the array of the graph's ``j``-th captured tensor, read
+    per call (Note [Captured tensors are read per call]); ``contiguous``: as C kernels
+    need it. Fills ``ns`` with what the lines use (``_ct{j}`` is the Tensor itself)."""
+    lines = []
+    ns["_const_changed"] = _const_changed
+    for j, c in enumerate(graph.consts):
+        d = c.value._data
+        ns[f"_ct{j}"], ns[f"_ca{j}"] = c.value, d
+        lines.append(f"_c{j} = _ct{j}._data")
+        changed = f"_const_changed(_c{j}, _ca{j}, {c.name!r}, {contiguous!r})"
+        if contiguous and not d.flags.c_contiguous:
+            lines.append(f"_c{j} = {changed}")      # a copy per call, as the inputs get
+        else:
+            lines.append(f"if _c{j} is not _ca{j}: _c{j} = {changed}")
+    return lines
+
+
+def _const_changed(new, old, name, contiguous):
+    """The array a captured tensor holds now, checked against the compiled one."""
+    if new.__class__ is not np.ndarray or new.shape != old.shape or new.dtype != old.dtype:
+        raise RuntimeError(
+            f"compiled graph: captured tensor {name} was compiled as {old.dtype}{list(old.shape)} "
+            f"but now holds {getattr(new, 'dtype', type(new).__name__)}"
+            f"{list(getattr(new, 'shape', ()))}; compile the graph again")
+    if contiguous and not new.flags.c_contiguous:
+        return np.ascontiguousarray(new).reshape(new.shape)
+    return new
+
+
 def generate(graph):
     """The source and function of ``graph`` run with NumPy (Note [Fused NumPy code]).
 
@@ -153,7 +192,7 @@ def generate(graph):
         lines.append(f"x{k} = a{k}._data")
     for j, c in enumerate(graph.consts):
         names[id(c)] = f"_c{j}"
-        ns[f"_c{j}"], ns[f"_ct{j}"] = c.value._data, c.value
+    lines += const_reads(graph, ns)
     roots, writes = {}, []
     for i, n in enumerate(graph.nodes):
         ins = [names.get(id(v), repr(v)) for v in n.ins]

@@ -246,6 +246,40 @@ def test_guards_on_constants_globals_cells_and_grad_mode():
 GLOBAL_W = 1.0
 
 
+@pytest.mark.parametrize("backend_name", ["counting", "inductor"])
+def test_parameters_of_library_modules_are_guarded(backend_name):
+    # Note [Captured tensors are guarded]: nn.Linear runs natively inside the capture,
+    # so its parameters are captured tensors; replacing one (or its array's dtype) must
+    # recompile, a new array of the same type is read at the next call, and an in-place
+    # update (what an optimizer does) is seen without recompiling.
+    backend, graphs = counting()
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    cm = torch.compile(m, backend=backend if backend_name == "counting" else "inductor")
+    x = torch.randn(5, 3)
+    captures = []
+
+    def check(inp=x):
+        with torch.no_grad():
+            got, want = cm(inp), m(inp)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+        captures.append(len(graphs))
+
+    check()
+    with torch.no_grad():
+        m[2].weight.mul_(-2.0)                                   # in place: same entry
+    check()
+    m[2].weight.data = torch.full((2, 4), 0.5)                   # a new array, same type
+    check()
+    m[2].weight = torch.nn.Parameter(torch.full((2, 4), -1.0))   # a new Parameter
+    check()
+    m.double()                                                   # new arrays, new dtype
+    check(x.double())
+    if backend_name == "counting":
+        assert captures == [1, 1, 1, 2, 3], captures
+
+
 def test_cache_size_limit_then_eager_with_one_warning():
     backend, graphs = counting()
     f = torch.compile(lambda x, n: x + n, backend=backend)

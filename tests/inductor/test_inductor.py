@@ -319,3 +319,44 @@ def test_an_optimizer_step_over_all_parameters_is_one_kernel(numpy_code):
         _sgd_step(*expected)
     for got, want in zip(state, expected):
         assert_close(got, want)
+
+
+@pytest.mark.parametrize("numpy_code", [False, pytest.param(True, id="numpy_code")])
+def test_captured_tensors_are_read_per_call(numpy_code):
+    """Note [Captured tensors are read per call]: in-place updates and a new array of the
+    same type are seen; a new dtype is an error naming the tensor, not wrong memory."""
+    if not numpy_code and build.compiler() is None:
+        pytest.skip("no C compiler")
+    w = torch.randn(4, 3)
+    wt = torch.randn(3, 4).t()                      # a non-contiguous captured tensor
+    x = torch.randn(4, 3)
+    f = lambda x: torch.sin(x * w) + wt             # noqa: E731
+    c = compile_graph(make_graph(f)(x), options={"cpp.numpy_fallback": numpy_code})
+    assert len(c.graph.consts) == 2
+    assert_close(c(x)[0], f(x))
+    w.mul_(2.0)
+    wt.add_(1.0)
+    assert_close(c(x)[0], f(x))
+    w.data = torch.randn(4, 3)
+    wt.data = torch.randn(4, 3)
+    assert_close(c(x)[0], f(x))
+    w.data = torch.randn(4, 3, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="captured tensor c0 .*float32.*float64"):
+        c(x)
+
+
+@needs_cc
+@pytest.mark.parametrize("xc,yc", [(1, 0), (1, 1), (0, 0), (0, 1)])
+def test_matrix_products_call_matmul_directly(xc, yc):
+    """A dot_general of two matrices runs as one np.matmul with transposes (no general
+    reshaping per call), with the values of the primitive's own impl."""
+    from numtorch._core.primitive import bind
+    from numtorch._prims.contraction import dot_general
+    a = torch.randn(*((5, 3) if xc == 1 else (3, 5)))
+    b = torch.randn(*((3, 4) if yc == 0 else (4, 3)))
+
+    def f(a, b):
+        return torch.relu(bind(dot_general, a, b, contracting=((xc,), (yc,)), batch=((), ()))) + 1
+    c = compiled(f, a, b)
+    assert "_np.matmul(" in c.python_code and c.python_code.count(".T") == (xc == 0) + (yc == 1)
+    assert_close(c(a, b)[0], f(a, b), rtol=0, atol=0)
