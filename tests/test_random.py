@@ -291,3 +291,15 @@ def test_the_captured_graph_takes_the_state_as_an_input():
     assert [v.type for v in gm._graph.inputs].count("i64[6]") == 1
     assert [v.type for v in gm._graph.outputs].count("i64[6]") == 1
     assert gm._graph.rng == ()
+
+
+def test_a_compiled_function_traced_by_make_graph_threads_the_trace_state():
+    torch._dynamo.reset()
+    cf = torch.compile(_f, backend="eager")
+    x = torch.ones(3)
+    torch.manual_seed(12)
+    e1, e2 = _f(x), _f(x)
+    g = make_graph(lambda x: cf(x))(x)
+    assert len(g.rng) == 1
+    torch.manual_seed(12)
+    assert torch.equal(g(x)[0], e1) and torch.equal(g(x)[0], e2)

@@ -156,17 +156,18 @@ class Capture:
     # Note [Random state in capture]
     # A draw in the captured code reads its generator's state (Note [Random state as a
     # value] in _prims/random.py). The first read makes the state a graph input whose source
-    # reads the generator's live state when the compiled frame runs; the state after the
-    # frame's last draw is a graph output that the frame writes back to the generator with
-    # its other side effects (codegen.py). So every backend compiles an ordinary pure graph,
-    # a compiled function run after manual_seed(s) draws eager's numbers, and two calls draw
-    # different ones. No guard: a state's type never changes.
+    # reads the generator's state when the compiled frame runs (`read_state`: the live one,
+    # or an enclosing trace's); the state after the frame's last draw is a graph output that
+    # the frame writes back (`write_state`) with its other side effects (codegen.py). So
+    # every backend compiles an ordinary pure graph, a compiled function run after
+    # manual_seed(s) draws eager's numbers, and two calls draw different ones. No guard: a
+    # state's type never changes. (The generator is held by identity, as a param was.)
     def lift_rng(self, generator):
         """A graph input for ``generator``'s state, read at each run of the frame."""
         from .._core.tensor import wrap as twrap
-        from .._prims.random import STATE_SHAPE, read_live_state
+        from .._prims.random import STATE_SHAPE, read_state
         g = self.guards
-        src = Source(f"{g.const(read_live_state)}({g.const(generator)})",
+        src = Source(f"{g.const(read_state)}({g.const(generator)})",
                      f"the state of {generator!r}")
         self.side_effects.append(("rng", generator))
         return self.tensor_input(twrap(generator.state_array()), src, STATE_SHAPE)

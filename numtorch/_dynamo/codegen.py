@@ -171,8 +171,9 @@ class Codegen:
                 self.emit(f"{where or self.const(cell)}.cell_contents = {self.expr(v)}")
             elif kind == "rng":   # Note [Random state in capture] (capture.py)
                 _, gen = eff
+                from .._prims.random import write_state
                 state = self.cap.interp.rng[id(gen)][2]
-                self.emit(f"{self.const(gen)}.set_state_array({self.expr(state)}._data)")
+                self.emit(f"{self.const(write_state)}({self.const(gen)}, {self.expr(state)})")
         if self.cap.grad_enabled != self.cap.grad_initial:
             # a grad-mode block still open at a break (or set_grad_enabled called bare):
             # its mode holds from here on (Note [Grad mode in the graph])

@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 
 debug = False              # comment every generated local with its graph value
-fallback_random = True     # random draws run eager's generator (always: they are externs)
+# random draws are externs running NumPy's PCG64 samplers from the state operand, so compiled
+# code always draws eager's numbers (Note [Random state as a value]); False changes nothing
+fallback_random = True
 freezing = False           # fold captured tensors into the code (Note [Folding captured tensors])
 # torch.compile(mode="max-autotune") is accepted by numtorch._dynamo.compile; here the
 # flag changes nothing: the scheduler has one schedule per graph and the thread policy is
