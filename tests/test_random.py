@@ -303,3 +303,30 @@ def test_a_compiled_function_traced_by_make_graph_threads_the_trace_state():
     assert len(g.rng) == 1
     torch.manual_seed(12)
     assert torch.equal(g(x)[0], e1) and torch.equal(g(x)[0], e2)
+
+
+def test_eager_draws_and_get_state_after_a_graph_continue_its_stream():
+    # the graph writes its state back as an array (Note [Cheap state round trips]); eager
+    # draws, get_state and other users of the live generator must see it
+    x = torch.ones(3)
+    g = make_graph(_f)(x)
+    torch.manual_seed(13)
+    _f(x)
+    expected_state = torch.get_rng_state()
+    expected = torch.rand(2), torch.randperm(4)
+    torch.manual_seed(13)
+    g(x)
+    assert torch.get_rng_state() == expected_state
+    assert torch.equal(torch.rand(2), expected[0]) and torch.equal(torch.randperm(4), expected[1])
+
+
+def test_state_arrays_are_values():
+    a = torch.Generator().manual_seed(1).state_array()
+    assert not a.flags.writeable
+    gen = torch.Generator()
+    mine = a.copy()
+    gen.set_state_array(mine)
+    mine[0] += 1                       # the generator kept its own copy
+    np.testing.assert_array_equal(gen.state_array(), a)
+    with pytest.raises(TypeError, match="int64 array of shape"):
+        gen.set_state_array(np.zeros(5, np.int64))

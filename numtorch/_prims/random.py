@@ -49,8 +49,8 @@ import numpy as np
 from numpy import ndarray
 
 from .._core import ir as _ir
-from .._core import primitive as _prim
-from .._core.primitive import Primitive, bind
+from .._core.primitive import STACK, Primitive, bind
+from .._core.tensor import wrap
 
 STATE_SHAPE = (6,)
 STATE_DTYPE = np.dtype(np.int64)
@@ -58,17 +58,30 @@ _MASK64 = (1 << 64) - 1
 
 
 class Generator:
-    """``torch.Generator``: an explicit random state (NumPy's PCG64 underneath)."""
+    """``torch.Generator``: an explicit random state (NumPy's PCG64 underneath).
+
+    The state is held either by a live ``np.random.Generator`` (``_np``, what eager draws
+    sample) or, after a graph or a transform wrote it back, as a state array not yet loaded
+    into it (Note [Cheap state round trips]).
+    """
 
     def __init__(self, device="cpu"):
         self.device = device
-        self._seed = 67280421310721
-        self._np = np.random.Generator(np.random.PCG64(self._seed))
+        self.manual_seed(67280421310721)
+
+    @property
+    def _np(self):
+        """The live ``np.random.Generator``, holding the current state."""
+        if self._pending is not None:
+            self._live.bit_generator.state = unpack_state(self._pending)
+            self._pending = None
+        return self._live
 
     def manual_seed(self, seed):
         """Sets the seed for generating random numbers; returns the generator."""
         self._seed = int(seed)
-        self._np = np.random.Generator(np.random.PCG64(self._seed))
+        self._live = np.random.Generator(np.random.PCG64(self._seed))
+        self._pending = None
         return self
 
     def seed(self):
@@ -87,12 +100,18 @@ class Generator:
         return self
 
     def state_array(self):
-        """The live state as an ``int64[6]`` array (Note [Random state as a value])."""
-        return pack_state(self._np.bit_generator.state)
+        """The current state as a read-only ``int64[6]`` array (Note [Random state as a value])."""
+        if self._pending is not None:
+            return self._pending
+        return pack_state(self._live.bit_generator.state)
 
     def set_state_array(self, array):
-        """Make the live state ``array`` (an ``int64[6]`` from `state_array` or a draw)."""
-        self._np.bit_generator.state = unpack_state(array)
+        """Make ``array`` (an ``int64[6]`` from `state_array` or a draw) the current state."""
+        _check_state(array)
+        if array.flags.writeable:   # held, not copied, later: it must not change
+            array = array.copy()
+            array.flags.writeable = False
+        self._pending = array
 
     def __hash__(self):
         return id(self)
@@ -109,16 +128,21 @@ def pack_state(state):
     """NumPy's PCG64 state dict as six 64-bit words in an int64 array."""
     s, inc = state["state"]["state"], state["state"]["inc"]
     words = np.array([s >> 64, s & _MASK64, inc >> 64, inc & _MASK64,
-                      state["has_uint32"], state["uinteger"]], dtype=np.uint64)
-    return words.view(STATE_DTYPE)
+                      state["has_uint32"], state["uinteger"]], dtype=np.uint64).view(STATE_DTYPE)
+    words.flags.writeable = False   # a value (Note [Cheap state round trips])
+    return words
 
 
-def unpack_state(array):
-    """The PCG64 state dict of an int64[6] state array (`pack_state`'s inverse)."""
+def _check_state(array):
     if not isinstance(array, ndarray) or array.shape != STATE_SHAPE or array.dtype != STATE_DTYPE:
         raise TypeError(f"a random state must be an int64 array of shape {STATE_SHAPE}, got "
                         f"{getattr(array, 'dtype', type(array).__name__)}"
                         f"{list(getattr(array, 'shape', ()))}")
+
+
+def unpack_state(array):
+    """The PCG64 state dict of an int64[6] state array (`pack_state`'s inverse)."""
+    _check_state(array)
     w = array.view(np.uint64).tolist()
     return {"bit_generator": "PCG64",
             "state": {"state": (w[0] << 64) | w[1], "inc": (w[2] << 64) | w[3]},
@@ -150,16 +174,28 @@ def _permutation(g, shape, dtype, n):
     return g.permuted(np.broadcast_to(np.arange(n, dtype=dtype), shape), axis=-1)
 
 
+# Note [Cheap state round trips]
+# Moving a state between NumPy's bit generator and an array costs about a microsecond each
+# way, as much as a small draw; two shortcuts keep a graph call or a draw under vmap from
+# paying it four times. State arrays are read-only values. The draws' scratch generator
+# remembers the array its state equals (`_SCRATCH_HOLDS`: the last state it returned), so a
+# chain of draws, and a graph called again on the state it wrote back, load nothing. A
+# `Generator` given a state array (`set_state_array`) keeps it (`_pending`) until an eager
+# draw needs its live generator, so the next graph call reads it back for free.
 _SCRATCH = np.random.Generator(np.random.PCG64(0))   # loaded with each draw's state
+_SCRATCH_HOLDS = [None]
 _SAMPLERS = {}
 
 
 def _impl_of(sample):
     def impl(state, *, shape, dtype, **params):
         bg = _SCRATCH.bit_generator
-        bg.state = unpack_state(state)
+        if state is not _SCRATCH_HOLDS[0]:
+            bg.state = unpack_state(state)
+        _SCRATCH_HOLDS[0] = None   # (until the draw is done: a sampler may raise midway)
         out = np.asarray(sample(_SCRATCH, tuple(shape), np.dtype(dtype), **params))
-        return out, pack_state(bg.state)
+        new = _SCRATCH_HOLDS[0] = pack_state(bg.state)
+        return out, new
     return impl
 
 
@@ -202,7 +238,7 @@ DRAWS = (uniform, normal, randint, permutation)
 def read_state(generator):
     """The current state of ``generator`` as a tensor: the innermost trace's value if a trace
     has read it (or lifts it now), else the live state (Note [Random state as a value])."""
-    for interp in reversed(_prim.STACK):
+    for interp in reversed(STACK):
         s = interp.read_rng(generator)
         if s is not None:
             return s
@@ -210,8 +246,7 @@ def read_state(generator):
 
 
 def read_live_state(generator):
-    """``generator``'s live state as a tensor (what a compiled frame passes its graph)."""
-    from .._core.tensor import wrap
+    """``generator``'s own state as a tensor (not an enclosing trace's)."""
     return wrap(generator.state_array())
 
 
@@ -230,15 +265,16 @@ def write_state(generator, state):
 EAGER_FAST_PATH = [True]
 
 
-def draw(prim, generator=None, **params):
-    """A sample of ``prim`` from ``generator`` (default: the global one), advancing it."""
+def draw(prim, generator=None, *, shape, dtype, **params):
+    """A sample of ``prim`` (``shape`` a tuple, ``dtype`` a NumPy dtype) from ``generator``
+    (default: the global one), advancing it."""
     g = generator or default_generator
-    if not _prim.STACK and EAGER_FAST_PATH[0]:   # the live generator
-        from .._core.tensor import wrap
-        out = _SAMPLERS[prim](g._np, tuple(params.pop("shape")), np.dtype(params.pop("dtype")),
-                          **params)
+    if not STACK and EAGER_FAST_PATH[0]:   # the live generator
+        if g._pending is not None:
+            g._np   # loads the pending state (Note [Cheap state round trips])
+        out = _SAMPLERS[prim](g._live, shape, dtype, **params)
         return wrap(out if out.__class__ is ndarray else np.asarray(out))
-    sample, state = bind(prim, read_state(g), **params)
+    sample, state = bind(prim, read_state(g), shape=shape, dtype=dtype, **params)
     write_state(g, state)
     return sample
 
