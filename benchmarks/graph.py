@@ -6,7 +6,9 @@ a region (``make_graph(f)(...)`` called: one ``graph_call`` whose generated runn
 the primitives' impls directly, Note [Fast runner]) and inlined (``Graph.inline``, binding
 each node). Target (checked in ``run.py``): the region at most 0.6x eager's time.
 ``grad`` and ``vmap`` of the chain, eagerly and of the region, show what the region's rules
-give (one cached transformed graph per call, run by the same runner).
+give (one cached transformed graph per call, run by the same runner). Random draws (Note
+[Random state as a value]): an eager draw samples the live generator; a region or a
+transform moves the generator's state in and out as a value, which these rows price.
 """
 from __future__ import annotations
 
@@ -70,7 +72,30 @@ def _transformed(lib, how, region):
     return lambda: v(xs, y)
 
 
+def _draws(lib, what):
+    m, F = module(lib), module(f"{lib}.nn.functional")
+    x = m.ones(*SHAPE)
+    if what == "randn":
+        return lambda: m.randn(10)
+    if what == "dropout":
+        return lambda: F.dropout(x, 0.5)
+    func = module(f"{lib}.func")
+    if what == "region":
+        g = func.make_graph(lambda x: F.dropout(x, 0.5))(x)
+        return lambda: g(x)
+    v = func.vmap(lambda r: F.dropout(r, 0.5), randomness="different")
+    return lambda: v(x)
+
+
 def register():
+    add("randn(10), eager", "graph", numtorch=lambda: _draws("numtorch", "randn"),
+        torch=lambda: _draws("torch", "randn"))
+    add("dropout 8x5, eager", "graph", numtorch=lambda: _draws("numtorch", "dropout"),
+        torch=lambda: _draws("torch", "dropout"))
+    add("dropout 8x5, make_graph region (state in and out)", "graph",
+        numtorch=lambda: _draws("numtorch", "region"))
+    add("dropout 8x5 rows, vmap randomness='different'", "graph",
+        numtorch=lambda: _draws("numtorch", "vmap"), torch=lambda: _draws("torch", "vmap"))
     add(CHAIN_NAME, "graph", numtorch=lambda: _eager("numtorch"), torch=lambda: _eager("torch"),
         numpy=lambda: (lambda x, y: lambda: _chain_numpy(x, y))(*_inputs("numpy")))
     add(REGION_NAME, "graph", note="target: <= 0.6x numtorch eager (issue 6)",

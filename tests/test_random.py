@@ -330,3 +330,16 @@ def test_state_arrays_are_values():
     np.testing.assert_array_equal(gen.state_array(), a)
     with pytest.raises(TypeError, match="int64 array of shape"):
         gen.set_state_array(np.zeros(5, np.int64))
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_compiled_vmap_with_different_randomness_equals_eager(backend):
+    def f(xs):
+        return vmap(lambda x: F.dropout(x + 1, 0.5) + torch.randn(3), randomness="different")(xs)
+    xs = torch.zeros(4, 3)
+    torch.manual_seed(3)
+    e1, e2 = f(xs), f(xs)
+    torch._dynamo.reset()
+    cf = torch.compile(f, backend=backend, fullgraph=True)
+    torch.manual_seed(3)
+    assert torch.equal(cf(xs), e1) and torch.equal(cf(xs), e2)
