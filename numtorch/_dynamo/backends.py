@@ -193,13 +193,16 @@ def _per_sizes(graph, compile_graph):
 
 
 def lookup_backend(backend):
+    """The compile function for ``backend``, a name or a callable; graphs of a
+    DistributedDataParallel module are split at its buckets (ddp_optimizer.py)."""
+    from .ddp_optimizer import ddp_aware
     if callable(backend):
-        return _checked(backend)
+        return _checked(ddp_aware(backend))
     if isinstance(backend, str):
         if backend not in _BACKENDS:
             raise ValueError(f"compile: unknown backend {backend!r}; expected one of "
                              f"{list_backends()} or a callable backend(gm, example_inputs)")
-        return _checked(_BACKENDS[backend])
+        return _checked(ddp_aware(_BACKENDS[backend]))
     raise TypeError(f"compile: backend must be a string or a callable, got "
                     f"{type(backend).__name__}")
 

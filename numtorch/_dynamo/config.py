@@ -10,3 +10,7 @@ verbose = False
 # makes every dim symbolic from the first capture (as dynamic=True does).
 automatic_dynamic_shapes = True
 assume_static_by_default = True
+# DistributedDataParallel under compile (ddp_optimizer.py): split a DDP module's graphs at
+# its gradient-bucket boundaries so each bucket's all-reduce overlaps the rest of backward.
+# True/"ddp_optimizer" or False/"no_optimization" (PyTorch's other modes are not built).
+optimize_ddp = True

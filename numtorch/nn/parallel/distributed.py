@@ -20,6 +20,8 @@ callback queued on the autograd engine waits for the last all-reduce when backwa
 writes the averages into ``p.grad`` (or points ``p.grad`` at the bucket with
 ``gradient_as_bucket_view=True``). The bucket size trades latency (each all-reduce has a
 fixed cost) against overlap (a bucket can only start once all of its gradients exist).
+Under compile the same overlap needs the captured graph cut at these buckets
+(Note [DDP under compile]).
 
 Note [Unused parameters]
 A parameter that did not take part in the forward pass never gets a gradient, so its bucket
@@ -38,6 +40,8 @@ import numpy as np
 
 from ..._core.tensor import Tensor, wrap
 from ...autograd import engine
+from ...autograd.grad_mode import is_grad_enabled
+from ..._dynamo.api import disable as _dynamo_disable
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel", "consume_prefix_in_state_dict_if_present"]
@@ -80,6 +84,10 @@ class DistributedDataParallel(Module):
     ``ddp.module``; ``ddp.state_dict()`` keys therefore start with ``module.``, as in
     PyTorch (load them into a plain module with ``consume_prefix_in_state_dict_if_present``).
     """
+
+    # the live instances, which compile's DDPOptimizer asks whose parameters a graph reads
+    # (Note [DDP under compile])
+    _live = weakref.WeakSet()
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
@@ -129,6 +137,15 @@ class DistributedDataParallel(Module):
         self._used_work = None
         self._ready = set()
         self._last_wait_seconds = 0.0   # exposed communication, for benchmarks
+        DistributedDataParallel._live.add(self)
+
+    def _owns(self, t):
+        """Whether ``t`` is one of the parameters whose gradients this DDP averages."""
+        where = self._where.get(id(t))
+        return where is not None and where[0].params[where[1]] is t
+
+    def _param_name(self, t):
+        return next(n for n, p in zip(self._param_names, self._params) if p is t)
 
     # -- construction -----------------------------------------------------------------
     def _verify_same_shapes_across_ranks(self):
@@ -189,12 +206,27 @@ class DistributedDataParallel(Module):
 
     # -- forward ----------------------------------------------------------------------
     def forward(self, *inputs, **kwargs):
-        from ...autograd.grad_mode import is_grad_enabled
+        self._pre_forward()
+        out = self.module(*inputs, **kwargs)
+        self._post_forward(out)
+        return out
+
+    # Note [DDP under compile]
+    # compile(ddp) captures this forward: the bookkeeping before and after the module call
+    # (buffer broadcast, arming the hooks, the unused-parameter walk of the real autograd
+    # graph) runs eagerly, as graph breaks (PyTorch skips DDP's forward frame in dynamo for
+    # the same reason), and the wrapped module's forward in between is captured into a
+    # graph. Its backend is wrapped by numtorch/_dynamo/ddp_optimizer.py, which splits that
+    # graph at this DDP's bucket boundaries so the buckets' all-reduces overlap backward.
+    @_dynamo_disable
+    def _pre_forward(self):
         if self.broadcast_buffers and self._pg.size() > 1:
             buffers = list(self.module.buffers())
             if buffers:
                 self._sync_module_states(buffers)
-        out = self.module(*inputs, **kwargs)
+
+    @_dynamo_disable
+    def _post_forward(self, out):
         self._armed = is_grad_enabled() and self.require_backward_grad_sync
         if self._armed:
             self._started = False
@@ -204,7 +236,6 @@ class DistributedDataParallel(Module):
                 b.work = None
             self._next_bucket = 0
             self._unused = self._find_unused(out) if self.find_unused_parameters else []
-        return out
 
     def _find_unused(self, outputs):
         """Parameters not reachable from the outputs' autograd graph (Note [Unused parameters])."""

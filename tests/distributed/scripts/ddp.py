@@ -138,20 +138,116 @@ def no_sync_accumulates_locally_then_averages():
           [p.grad.numpy() for p in ref.parameters()])
 
 
-@check
-def compiled_ddp_model_trains_like_one_process():
-    # torch.compile(ddp): gradients still reach DDP's hooks and are averaged (the graphs are
-    # not split at bucket boundaries, so there is no overlap under compile)
-    ddp = DDP(mlp(seed=R))
-    compiled = torch.compile(ddp)
+def pieces_implied_by(cap_mb, model):
+    """How many buckets (so graph pieces) ``bucket_cap_mb=cap_mb`` makes of ``model``'s
+    parameters, counted in reverse registration order as PyTorch's Reducer does: a bucket
+    closes once it holds the cap (the first one: min(1 MiB, cap))."""
+    cap = int(cap_mb * 1024 * 1024)
+    limit, n, filled = min(1024 * 1024, cap), 0, 0
+    for p in reversed(list(model.parameters())):
+        filled += p.numel() * p.element_size()
+        if filled >= limit:
+            n, filled, limit = n + 1, 0, cap
+    return n + (filled > 0)
+
+
+class Counting:
+    """A backend recording the parameters each graph it compiles reads; runs aot_eager."""
+
+    def __init__(self):
+        self.graphs = []
+
+    def __call__(self, gm, example_inputs):
+        self.graphs.append({id(c.value) for c in gm._graph.consts})
+        return torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
+
+
+def train(model, ddp, steps=4):
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    for s in range(3):
+    for s in range(steps):
         x, y = batch(s)
         opt.zero_grad()
-        nn.functional.mse_loss(compiled(mine(x)), mine(y)).backward()
+        nn.functional.mse_loss(model(mine(x)), mine(y)).backward()
         opt.step()
-    close(params_of(ddp.module), params_of(train_reference(3)))
-    same_on_every_rank(params_of(ddp.module))
+
+
+@check
+def compiled_ddp_trains_like_eager_ddp_with_one_graph_per_bucket():
+    # torch.compile(ddp): the forward graph is split at the bucket boundaries
+    # (numtorch/_dynamo/ddp_optimizer.py), each piece compiled by the backend on its own
+    for cap, pieces in ((25, 1), (0.0005, 3), (0.0001, 5)):
+        assert pieces_implied_by(cap, mlp(0)) == pieces
+        eager = DDP(mlp(seed=R), bucket_cap_mb=cap)
+        train(eager, eager)
+        ddp = DDP(mlp(seed=R), bucket_cap_mb=cap)
+        backend = Counting()
+        train(torch.compile(ddp, backend=backend), ddp)
+        assert len(ddp._buckets) == pieces
+        assert len(backend.graphs) == pieces, (cap, len(backend.graphs))
+        # each piece reads exactly one bucket's parameters
+        assert sorted(map(sorted, backend.graphs)) == \
+            sorted(sorted(id(p) for p in b.params) for b in ddp._buckets)
+        close(params_of(ddp.module), params_of(eager.module))
+        close(params_of(ddp.module), params_of(train_reference(4)))
+        same_on_every_rank(params_of(ddp.module))
+
+
+def backward_events(ddp, compiled):
+    """Run one forward/backward; the order of the compiled pieces' backward nodes ("bwd")
+    and of DDP's bucket all-reduce launches ("launch", bucket index)."""
+    events = []
+    launch = ddp._launch_ready_buckets
+
+    def spy():
+        before = ddp._next_bucket
+        launch()
+        events.extend(("launch", b.index) for b in ddp._buckets[before:ddp._next_bucket])
+    ddp._launch_ready_buckets = spy
+    x, y = batch(0)
+    out = compiled(mine(x))
+    nodes, stack = [], [out.grad_fn]
+    while stack:   # the compiled regions' backward nodes, from the output down
+        node = stack.pop()
+        if node is None or node in nodes or not hasattr(node, "register_prehook"):
+            continue
+        nodes.append(node)
+        stack.extend(e[0] for e in node.next_functions if e)
+    for node in nodes:
+        node.register_prehook(lambda grads: events.append(("bwd",)))
+    nn.functional.mse_loss(out, mine(y)).backward()
+    del ddp._launch_ready_buckets
+    return events
+
+
+@check
+def compiled_ddp_launches_each_bucket_before_backward_ends():
+    ddp = DDP(mlp(seed=R), bucket_cap_mb=0.0005)
+    events = backward_events(ddp, torch.compile(ddp, backend="aot_eager"))
+    # one backward node per piece, and each bucket's all-reduce is launched as soon as its
+    # piece's backward has run, while the earlier pieces' backward is still to come
+    assert events == [("bwd",), ("launch", 0), ("bwd",), ("launch", 1), ("bwd",),
+                      ("launch", 2)], events
+    assert all(b.work.is_completed() for b in ddp._buckets)
+
+
+@check
+def optimize_ddp_false_compiles_one_graph():
+    ddp = DDP(mlp(seed=R), bucket_cap_mb=0.0005)
+    backend = Counting()
+    torch._dynamo.config.optimize_ddp = False
+    try:
+        compiled = torch.compile(ddp, backend=backend)
+        events = backward_events(ddp, compiled)
+    finally:
+        torch._dynamo.config.optimize_ddp = True
+    assert len(backend.graphs) == 1 and len(ddp._buckets) == 3
+    # a single backward node: every all-reduce starts after all of backward's compute
+    assert events == [("bwd",), ("launch", 0), ("launch", 1), ("launch", 2)], events
+    ref = mlp(0)
+    x, y = batch(0)
+    nn.functional.mse_loss(ref(x), y).backward()
+    close([p.grad.numpy() for p in ddp.module.parameters()],
+          [p.grad.numpy() for p in ref.parameters()])
 
 
 class Branchy(nn.Module):
