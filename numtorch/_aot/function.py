@@ -126,6 +126,7 @@ def aot_function(graph, compiler, *, inference=None):
     if repro_after() == "aot":      # the accuracy minifier (repro.py)
         compiler = checked_compiler(compiler)
     region, consts, positions = graph.closed()
+    consts = tuple(_materialized(c) for c in consts)
     pairs = {}
     run_inference = None
     # A graph that writes an operand (Note [Effects]) or holds a node whose rules only run
@@ -169,6 +170,26 @@ def aot_function(graph, compiler, *, inference=None):
         return tuple(result)
     run.pairs = pairs
     return run
+
+
+# Note [Broadcast constants]
+# Capture turns Python scalars of an expression into constant tensors broadcast to the
+# operand's shape (relu's `x <= 0` compares with zeros(128, 512) of strides (0, 0)). In the
+# closed region they become inputs of the compiled forward and backward, and the
+# inductor's runner made each one contiguous on every call: 13 copies, 1.5 MB per step of
+# the MLP SGD step. They are materialized once here instead, as the inductor does with the
+# constants of a graph it compiles (runner.py binds `_contiguous(c)` at compile time). Only
+# a constant with all strides 0 that needs no gradient is copied: it holds one value and
+# is no parameter, so the copy cannot miss an in-place update the way a copied parameter
+# would.
+
+
+def _materialized(t):
+    d = t._data
+    if d.__class__ is np.ndarray and d.ndim and d.size > 1 and not any(d.strides) \
+            and not t._requires_grad:
+        return wrap_array(np.ascontiguousarray(d))
+    return t
 
 
 def _per_sizes(graph, compiler, inference):
