@@ -151,6 +151,8 @@ def aot_function(graph, compiler, *, inference=None):
         if not any(needs):
             if inference is not None:
                 return inference(*inputs)
+            if not pure:
+                return graph(*inputs)   # its writes run node by node (the runner is for pure graphs)
             if run_inference is None:
                 run_inference = _on_tensors(compiler(graph))
             return run_inference(*inputs)

@@ -15,6 +15,11 @@ from .eval_frame import CompileContext, run_frame
 
 
 def _wrap_function(fn, ctx):
+    if isinstance(fn, types.MethodType) and fn.__name__ == "step" and \
+            hasattr(fn.__self__, "_optimizer_step_pre_hooks"):
+        # compile(opt.step): the update as one graph (numtorch/_aot/optimizer.py)
+        from .._aot.optimizer import compiled_step
+        return compiled_step(fn.__self__, ctx.backend)
     if isinstance(fn, types.MethodType):
         inner, self_ = fn.__func__, fn.__self__
 

@@ -243,6 +243,18 @@ def _dce(nodes, live):
     return keep
 
 
+def _optimizer_step(fn):
+    """Whether ``fn`` is an optimizer's bound ``step``: at a break it runs as its compiled
+    update (numtorch/_aot/optimizer.py, Note [Compiled optimizer step])."""
+    return isinstance(fn, types.MethodType) and fn.__name__ == "step" and \
+        hasattr(fn.__self__, "_optimizer_step_pre_hooks")
+
+
+def _compiled_step(opt, backend):
+    from .._aot.optimizer import compiled_step
+    return compiled_step(opt, backend)
+
+
 def _compiled_callee(fn, ctx):
     """A user function called natively at a break: compiled as its own frame."""
     if isinstance(fn, types.FunctionType) and user_code(fn):
@@ -307,7 +319,11 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
                     stack.pop()
                 kw = dict(kwv)
                 argx = [f"*{gen.expr(argv)}"]
-            if isinstance(callee, SymFunction):
+            if _optimizer_step(callee):
+                opt = callee.__self__
+                opt_x = gen.expr(opt) if _symbolic_method(callee, cap) else gen.const(opt)
+                callee_x = f"{gen.const(_compiled_step)}({opt_x}, {gen.const(ctx.backend)})"
+            elif isinstance(callee, SymFunction):
                 callee_x = gen.expr(callee)
                 callee_x = f"{gen.const(_compile_fn_value)}({callee_x}, {gen.const(ctx)})"
             elif _symbolic_method(callee, cap):

@@ -4,8 +4,8 @@ from __future__ import annotations
 from .._core import dtypes as _dt
 from .._ops import math as M
 from .._ops.creation import tensor, zeros_like
-from .optimizer import (Optimizer, _check_lr, _eval_closure, _set_group_defaults, _to_scalar,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_lr, _eval_closure, _get_value, _set_group_defaults,
+                        _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
 
@@ -108,7 +108,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
                 grad = grad.add(param, alpha=weight_decay)
         _lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).add_(grad * (1 - beta2) * grad)
-        step = step_t.item()
+        step = _get_value(step_t)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         step_size = lr / bias_correction1

@@ -11,6 +11,8 @@ from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
+import numpy as np
+
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..nn.modules.module import RemovableHandle, _zero_grad
@@ -46,6 +48,17 @@ def _use_grad_for_differentiable(step):
 
 def _to_scalar(x):
     return x.item() if isinstance(x, Tensor) else x
+
+
+def _get_value(x):
+    """``x.item()`` of a 0-d state tensor (Adam's step count); while a compiled step traces
+    it (numtorch/_aot/optimizer.py, Note [Compiled optimizer step]) the tensor itself, in
+    float64 so the scalar arithmetic on it rounds as Python floats do (PyTorch's
+    ``_get_value`` keeps the tensor under compile the same way)."""
+    if x._data.__class__ is np.ndarray:
+        return x.item()
+    from .. import float64
+    return x.to(float64)
 
 
 def _eval_closure(closure):
@@ -176,7 +189,8 @@ class Optimizer:
     # Capture calls numtorch's own functions for real, once, while it traces; zero_grad
     # and step change state outside any graph (.grad fields, optimizer state), so under
     # compile each is a graph break that runs at every call (numtorch._dynamo's disable
-    # mark). Capturing step into the graph (PyTorch's way) is not built.
+    # mark). At its break, and under compile(opt.step), step runs as one compiled graph
+    # of its own (numtorch/_aot/optimizer.py, Note [Compiled optimizer step]).
     zero_grad._numtorch_dynamo_disable = True
 
     def step(self, closure=None):

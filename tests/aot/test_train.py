@@ -3,8 +3,9 @@ where ``step`` does zero_grad, forward, ``loss.backward()``, ``opt.step()`` trai
 as eager does. Oracle: the same step run eagerly on a deep copy of the model.
 
 What runs compiled: the forward (one graph) and, with aot_eager and inductor, its
-backward as one autograd node (numtorch._aot); zero_grad, backward's engine and
-opt.step run at every call as graph breaks.
+backward as one autograd node (numtorch._aot); zero_grad and backward's engine run at
+every call as graph breaks, and opt.step at its break runs its compiled update
+(numtorch/_aot/optimizer.py; tests/aot/test_compiled_step.py).
 """
 import copy
 
