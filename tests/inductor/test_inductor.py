@@ -360,3 +360,21 @@ def test_matrix_products_call_matmul_directly(xc, yc):
     c = compiled(f, a, b)
     assert "_np.matmul(" in c.python_code and c.python_code.count(".T") == (xc == 0) + (yc == 1)
     assert_close(c(a, b)[0], f(a, b), rtol=0, atol=0)
+
+
+@needs_cc
+def test_scalar_chains_run_first_not_per_element():
+    """Note [Scalar chains run first]: Adam's bias correction (pow of a 0-d step count, in
+    double) is computed once in a kernel of its own, not inside the element loop."""
+    def f(x, step):
+        s = step.to(torch.float64)
+        corr = (1 - 0.999 ** s) ** 0.5
+        return x / corr + (step + 1), step + 1
+    x, step = torch.randn(64, 33), torch.tensor(3.0)
+    c = compiled(f, x, step)
+    assert c.kernel_count == 2 and c.extern_count == 0, c.source
+    first, rest = c.source.split("static void kernel1")
+    assert "pow(" in first and "pow(" not in rest, c.source
+    np.testing.assert_array_equal(c(x, step)[0].numpy(), f(x, step)[0].numpy())
+    # cheap scalar arithmetic stays inlined: one kernel
+    assert compiled(lambda x, a: x * (a + 1), x, step).kernel_count == 1
