@@ -9,6 +9,7 @@ rewritten here, and the graphs run on the backend every compiled frame uses.
 from __future__ import annotations
 
 import copy
+import warnings
 import weakref
 from collections import defaultdict
 
@@ -30,8 +31,9 @@ from ..autograd.grad_mode import no_grad
 # installed in `opt.state` afterwards.
 # What the trace depends on is the key of its cache entry: the hyperparameters of each
 # group (Python numbers, compared by value: changing `lr` retraces, as a guard on it does
-# in PyTorch), which parameters have a `.grad`, and the shapes and dtypes of parameters,
-# gradients and state tensors. The first step (no state yet) and the later ones are two
+# in PyTorch; past `_dynamo.config.cache_size_limit` entries the step runs eagerly with a
+# warning, as a recompiling frame does), which parameters have a `.grad`, and the shapes
+# and dtypes of parameters, gradients and state tensors. The first step (no state yet) and the later ones are two
 # entries. The step count of Adam is read with `_get_value`, which under the trace keeps
 # it a tensor (in float64, so the bias corrections round as eager's Python floats do)
 # instead of baking a number into the graph that would change at every step.
@@ -69,6 +71,7 @@ class CompiledStep:
         self.backend = backend
         self.cache = {}
         self.traces = 0                    # how many times the update was traced
+        self.warned = False
         self._hooked = _with_step_hooks(lambda o, closure=None: self._step(o, closure))
         raw = type(opt).step
         self._raw = getattr(raw, "__wrapped__", raw)   # the step without hooks
@@ -88,6 +91,19 @@ class CompiledStep:
             self._raw(opt)                 # not a graph: eagerly (the Note's last cases)
             return loss
         if entry is None:
+            from .._dynamo import config
+            if len(self.cache) >= config.cache_size_limit:
+                # a hyperparameter that changes at every step (an lr scheduler): as a
+                # frame past its cache_size_limit, the step runs eagerly from here on
+                if not self.warned:
+                    self.warned = True
+                    warnings.warn(f"compiled {type(opt).__name__}.step hit "
+                                  f"numtorch._dynamo.config.cache_size_limit "
+                                  f"({config.cache_size_limit}) retraces (do hyperparameters "
+                                  f"such as lr change at every step?); it runs eagerly now",
+                                  stacklevel=4)
+                self._raw(opt)
+                return loss
             entry = self.cache[key] = self._compile(opt, flat)
         run, installs = entry
         with no_grad():                    # as the step's own _use_grad_for_differentiable

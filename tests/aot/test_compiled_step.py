@@ -185,3 +185,20 @@ def test_in_place_update_under_no_grad_compiles(backend):
             w.add_(g, alpha=-0.5)
     update(w, g)
     np.testing.assert_array_equal(w.detach().numpy(), np.zeros(3, np.float32))
+
+
+def test_lr_changing_every_step_stops_retracing_at_the_cache_limit():
+    from numtorch._dynamo import config
+    model = _model()
+    ref_model = copy.deepcopy(model)
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, ref_model))
+    step = torch.compile(opt.step, backend="eager")
+    with pytest.warns(UserWarning, match="cache_size_limit"):
+        for k in range(config.cache_size_limit + 3):
+            for o in (opt, ref_opt):
+                o.param_groups[0]["lr"] = 0.1 / (k + 1)
+            _run(model, opt, step, steps=1)
+            _run(ref_model, ref_opt, ref_opt.step, steps=1)
+    _assert_same(model, opt, ref_model, ref_opt)
+    (compiled,) = STEPS[opt].values()
+    assert compiled.traces == config.cache_size_limit
