@@ -179,11 +179,10 @@ def aot_function(graph, compiler, *, inference=None):
 # operand's shape (relu's `x <= 0` compares with zeros(128, 512) of strides (0, 0)). In the
 # closed region they become inputs of the compiled forward and backward, and the
 # inductor's runner made each one contiguous on every call: 13 copies, 1.5 MB per step of
-# the MLP SGD step. They are materialized once here instead, as the inductor does with the
-# constants of a graph it compiles (runner.py binds `_contiguous(c)` at compile time). Only
-# a constant with all strides 0 that needs no gradient is copied: it holds one value and
-# is no parameter, so the copy cannot miss an in-place update the way a copied parameter
-# would.
+# the MLP SGD step. They are materialized once here instead. Only a constant with all
+# strides 0 that needs no gradient is copied: it holds a single value that capture made
+# from a Python scalar, no parameter or buffer, so the copy cannot miss an update the way
+# a copied parameter would (Note [Captured tensors are read per call] in the inductor).
 
 
 def _materialized(t):
