@@ -67,3 +67,26 @@ def gradcheck(f, *inputs, eps=1e-6, rtol=1e-5, atol=1e-7):
     for a, n in zip(analytic, numeric):
         a = np.zeros_like(n) if a is None else a.numpy()
         np.testing.assert_allclose(a, n, rtol=rtol, atol=atol)
+
+
+def load_torch_state(ours, theirs):
+    """Load the PyTorch module's state_dict into ours (same keys asserted)."""
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    ours.load_state_dict({k: nt.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+
+
+def both(torch, arrays):
+    """The same float64 arrays as requires-grad leaves of both libraries (None passes)."""
+    return ([None if a is None else torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays],
+            [None if a is None else nt.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays])
+
+
+def check_grads(t_leaves, o_leaves, t_mod, o_mod):
+    """Input and parameter gradients of ours equal PyTorch's to 1e-10 (float64)."""
+    for t, o in zip(t_leaves, o_leaves):
+        if t is not None and t.requires_grad:
+            np.testing.assert_allclose(arr(o.grad), t.grad.numpy(), rtol=1e-10, atol=1e-10)
+    ours = dict(o_mod.named_parameters())
+    for name, p in t_mod.named_parameters():
+        np.testing.assert_allclose(arr(ours[name].grad), p.grad.numpy(), rtol=1e-10, atol=1e-10,
+                                   err_msg=name)

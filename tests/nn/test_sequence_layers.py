@@ -9,30 +9,9 @@ import numpy as np
 import pytest
 
 import numtorch as nt
-from nn_helpers import arr, oracle
+from nn_helpers import arr, oracle, load_torch_state as _load, both as _both, check_grads as _check_grads
 
 TOL = 1e-10
-
-
-def _load(ours, theirs):
-    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
-    ours.load_state_dict({k: nt.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
-
-
-def _both(torch, arrays):
-    """The same float64 arrays as requires-grad leaves of both libraries (None passes)."""
-    return ([None if a is None else torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays],
-            [None if a is None else nt.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays])
-
-
-def _check_grads(t_leaves, o_leaves, t_mod, o_mod):
-    for t, o in zip(t_leaves, o_leaves):
-        if t is not None and t.requires_grad:
-            np.testing.assert_allclose(arr(o.grad), t.grad.numpy(), rtol=TOL, atol=TOL)
-    ours = dict(o_mod.named_parameters())
-    for name, p in t_mod.named_parameters():
-        np.testing.assert_allclose(arr(ours[name].grad), p.grad.numpy(), rtol=TOL, atol=TOL,
-                                   err_msg=name)
 
 
 # ---------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from .activation import (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mi
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .attention import MultiheadAttention  # noqa: F401
-from .transformer import TransformerEncoderLayer, TransformerEncoder  # noqa: F401
+from .transformer import (Transformer, TransformerEncoderLayer, TransformerEncoder,  # noqa: F401
+                          TransformerDecoderLayer, TransformerDecoder)
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
 from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,  # noqa: F401
@@ -28,7 +29,8 @@ __all__ = [
     "Mish", "Softplus", "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "LogSigmoid",
     "Softsign", "Tanhshrink", "Threshold", "GLU", "Softmax", "LogSoftmax", "Softmin",
     "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Flatten",
-    "Unflatten", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell",
+    "Unflatten", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+    "Transformer", "TransformerDecoderLayer", "TransformerDecoder", "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell",
     "GRUCell", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
     "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss",
 ]
