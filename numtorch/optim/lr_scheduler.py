@@ -2,7 +2,7 @@
 optimizer's param groups each time ``scheduler.step()`` is called.
 
 This module owns the schedules; it must not touch parameters or optimizer state other
-than the ``lr`` (and, for OneCycleLR, the momentum) entries of the param groups.
+than the ``lr`` (and, for OneCycleLR and CyclicLR, the momentum) entries of the param groups.
 
 Note [Chainable schedules]
 PyTorch computes most schedules *recursively*: each ``step()`` multiplies the group's
@@ -28,7 +28,7 @@ from .optimizer import Optimizer
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
            "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR",
            "PolynomialLR", "ChainedScheduler", "ReduceLROnPlateau", "OneCycleLR",
-           "CosineAnnealingWarmRestarts"]
+           "CosineAnnealingWarmRestarts", "CyclicLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
@@ -643,3 +643,4 @@ class ReduceLROnPlateau(LRScheduler):
 
 
 from ._one_cycle import OneCycleLR  # noqa: E402  (its own file: the longest schedule)
+from ._cyclic import CyclicLR  # noqa: E402  (its own file, as OneCycleLR: it cycles momentum too)

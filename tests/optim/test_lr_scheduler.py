@@ -38,6 +38,19 @@ SCHEDULES = {
     "OneCycleLR-3-linear": lambda lib, o: lib.optim.lr_scheduler.OneCycleLR(
         o, max_lr=0.8, epochs=4, steps_per_epoch=5, three_phase=True, anneal_strategy="linear"),
     "SequentialLR": _cos_warm,
+    "CyclicLR": lambda lib, o: lib.optim.lr_scheduler.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.3],
+                                                               step_size_up=4),
+    "CyclicLR-triangular2": lambda lib, o: lib.optim.lr_scheduler.CyclicLR(
+        o, base_lr=[0.01, 0.02], max_lr=0.2, step_size_up=3, step_size_down=5, mode="triangular2",
+        base_momentum=[0.7, 0.75], max_momentum=0.95),
+    "CyclicLR-exp_range": lambda lib, o: lib.optim.lr_scheduler.CyclicLR(
+        o, base_lr=0.01, max_lr=0.1, step_size_up=2, step_size_down=3, mode="exp_range", gamma=0.9),
+    "CyclicLR-scale_fn-iterations": lambda lib, o: lib.optim.lr_scheduler.CyclicLR(
+        o, base_lr=0.01, max_lr=0.1, step_size_up=3, scale_fn=lambda x: 1 / (1 + 0.1 * x),
+        scale_mode="iterations"),
+    "CyclicLR-scale_fn-cycle-no-momentum": lambda lib, o: lib.optim.lr_scheduler.CyclicLR(
+        o, base_lr=0.01, max_lr=0.1, step_size_up=2, step_size_down=0, mode="bogus",
+        scale_fn=lambda x: 0.5 ** x, cycle_momentum=False),
     "CosineAnnealingWarmRestarts": lambda lib, o: lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(
         o, T_0=3, T_mult=2, eta_min=0.01),
     "ChainedScheduler": lambda lib, o: lib.optim.lr_scheduler.ChainedScheduler(
@@ -71,6 +84,49 @@ def test_one_cycle_cycles_adams_beta1_like_pytorch():
     o.step(), s.step(), o.step(), s.step()
     with pytest.raises(ValueError, match="Tried to step 3 times. The specified number of total steps is 2"):
         s.step()
+
+
+def test_cyclic_lr_cycles_adams_beta1_like_pytorch():
+    torch = pytest.importorskip("torch")
+    for name in ("CyclicLR", "CyclicLR-exp_range"):
+        assert _run(numtorch, name, 25, "Adam") == _run(torch, name, 25, "Adam"), name
+
+
+def test_cyclic_lr_after_another_scheduler_and_its_state_dict():
+    """Built after another scheduler, CyclicLR's first lr comes from the groups'
+    ``initial_lr`` and later ones from ``base_lr``, as PyTorch's; a callable-object
+    ``scale_fn`` is saved and restored through its ``__dict__``."""
+    torch = pytest.importorskip("torch")
+
+    class Halving:
+        def __init__(self):
+            self.rate = 0.5
+
+        def __call__(self, x):
+            return self.rate ** x
+
+    def run(lib):
+        o = _optimizers(lib)
+        lib.optim.lr_scheduler.StepLR(o, step_size=2)
+        s = lib.optim.lr_scheduler.CyclicLR(o, base_lr=0.02, max_lr=0.2, step_size_up=3,
+                                            scale_fn=Halving())
+        out = [s.get_last_lr()]
+        for _ in range(8):
+            o.step(), s.step()
+            out.append(s.get_last_lr())
+        return out, s
+    (ours, s_ours), (theirs, s_theirs) = run(numtorch), run(torch)
+    assert ours == theirs
+    sd, tsd = s_ours.state_dict(), s_theirs.state_dict()
+    assert set(sd) == set(tsd) and sd["_scale_fn_custom"] == tsd["_scale_fn_custom"] == {"rate": 0.5}
+    fn = Halving()
+    fn.rate = 0.1
+    o = _optimizers(numtorch)
+    fresh = L.CyclicLR(o, base_lr=0.02, max_lr=0.2, step_size_up=3, scale_fn=fn)
+    fresh.load_state_dict(sd)
+    assert fn.rate == 0.5 and fresh.last_epoch == s_ours.last_epoch
+    o.step(), fresh.step(), s_ours.step()
+    assert fresh.get_last_lr() == s_ours.get_last_lr()
 
 
 @pytest.mark.parametrize("kwargs", [dict(), dict(mode="max", threshold_mode="abs", threshold=0.1),
@@ -155,12 +211,24 @@ def test_argument_errors():
         L.SequentialLR(o, [L.StepLR(o, 1)], milestones=[1])
     with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`"):
         L.SequentialLR(o, [L.ReduceLROnPlateau(o), L.StepLR(o, 1)], milestones=[1])
+    with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+        L.CyclicLR(o, 0.01, 0.1, mode="triangle")
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        L.CyclicLR(numtorch.optim.Optimizer([numtorch.zeros(1, requires_grad=True)], {"lr": 0.1}),
+                   0.01, 0.1)
+    with pytest.raises(ValueError, match="base_lr must have the same length as optimizer.param_groups"):
+        L.CyclicLR(o, [0.01], 0.1)
+    with pytest.raises(ValueError, match="Expected positive step_size_up, but got 0"):
+        L.CyclicLR(o, 0.01, 0.1, step_size_up=0)
+    with pytest.raises(ValueError, match="scale_mode must be 'cycle' or 'iterations'"):
+        L.CyclicLR(o, 0.01, 0.1, scale_fn=abs, scale_mode="epoch")
     with pytest.raises(KeyError, match="initial_lr"):
         L.StepLR(_optimizers(numtorch), step_size=1, last_epoch=3)
     assert math.isfinite(L.CosineAnnealingLR(o, T_max=1).get_last_lr()[0])
 
 
-@pytest.mark.parametrize("module", ["numtorch.optim.lr_scheduler", "numtorch.optim._one_cycle"])
+@pytest.mark.parametrize("module", ["numtorch.optim.lr_scheduler", "numtorch.optim._one_cycle",
+                                    "numtorch.optim._cyclic"])
 def test_docstring_examples_run(module):
     import doctest
     import importlib
