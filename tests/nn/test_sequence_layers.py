@@ -1,5 +1,5 @@
-"""MultiheadAttention, TransformerEncoder(Layer), RNN/LSTM/GRU and the cells against
-PyTorch on the same weights (PyTorch's state_dict loaded into numtorch's module): outputs,
+"""MultiheadAttention, TransformerEncoder(Layer), RNN/LSTM/GRU (LSTM with projections too)
+and the cells against PyTorch on the same weights (PyTorch's state_dict loaded into numtorch's module): outputs,
 input gradients and parameter gradients in float64 to 1e-10; state_dict keys and reprs
 alike; transforms compose (vmap over unbatched sequences equals the batched call); bad
 arguments raise errors naming them."""
@@ -248,8 +248,12 @@ def test_recurrent_errors_name_the_argument():
         lstm(nt.randn(6, 2, 3))
     with pytest.raises(ValueError, match="Expected input to be 2D or 3D, got 4D"):
         lstm(nt.randn(1, 6, 2, 4))
-    with pytest.raises(RuntimeError, match=r"Expected hidden size \(2, 2, 5\), got \[1, 2, 5\]"):
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[0\] size \(2, 2, 5\), got \[1, 2, 5\]"):
         lstm(nt.randn(6, 2, 4), (nt.zeros(1, 2, 5), nt.zeros(2, 2, 5)))
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size \(2, 2, 5\), got \[1, 2, 5\]"):
+        lstm(nt.randn(6, 2, 4), (nt.zeros(2, 2, 5), nt.zeros(1, 2, 5)))
+    with pytest.raises(RuntimeError, match=r"Expected hidden size \(1, 2, 5\), got \[2, 2, 5\]"):
+        nt.nn.GRU(4, 5)(nt.randn(6, 2, 4), nt.zeros(2, 2, 5))
     with pytest.raises(ValueError, match="dropout should be a number in range"):
         nt.nn.GRU(4, 5, dropout=1.5)
     with pytest.raises(ValueError, match="hidden_size must be greater than zero"):
@@ -258,10 +262,91 @@ def test_recurrent_errors_name_the_argument():
         nt.nn.RNN(4.0, 3)
     with pytest.raises(ValueError, match="Unknown nonlinearity 'sigmoid'"):
         nt.nn.RNN(4, 3, nonlinearity="sigmoid")
-    with pytest.raises(NotImplementedError, match="proj_size"):
-        nt.nn.LSTM(4, 5, proj_size=2)
     with pytest.raises(RuntimeError, match="input has inconsistent input_size"):
         nt.nn.GRUCell(4, 5)(nt.randn(2, 3))
+
+
+def test_recurrent_constructors_refuse_what_torch_refuses():
+    """Each bad argument raises PyTorch's error (type and message), checked on both."""
+    torch = oracle()
+    cases = [("LSTM", (4, 5), dict(proj_size=5), ValueError, "proj_size has to be smaller than hidden_size"),
+             ("LSTM", (4, 5), dict(proj_size=-1), ValueError, "proj_size should be a positive integer or zero"),
+             ("GRU", (4, 5), dict(proj_size=2), ValueError, "proj_size argument is only supported for LSTM"),
+             ("RNN", (4, 5), dict(proj_size=2), ValueError, "proj_size argument is only supported for LSTM"),
+             ("LSTM", (4, 5), dict(bias=1), TypeError, "bias should be of type bool, got: int"),
+             ("GRU", (4, 5), dict(batch_first=None), TypeError, "batch_first should be of type bool, got: NoneType"),
+             ("LSTM", (0, 5), dict(), ValueError, "input_size must be greater than zero"),
+             ("GRU", (4, 5), dict(num_layers=0), ValueError, "num_layers must be greater than zero"),
+             ("RNN", (4, 5), dict(dropout=-0.1), ValueError, "dropout should be a number in range")]
+    for cls, args, kw, err, msg in cases:
+        for lib in (torch, nt):
+            with pytest.raises(err, match=msg):
+                getattr(lib.nn, cls)(*args, **kw)
+    with pytest.raises(TypeError, match="proj_size should be of type int, got: float"):
+        nt.nn.LSTM(4, 5, proj_size=2.0)
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
+        nt.nn.LSTM(4, 5, dropout=0.5)
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[0\] size \(1, 2, 2\), got \[1, 2, 5\]"):
+        nt.nn.LSTM(4, 5, proj_size=2)(nt.randn(6, 2, 4), (nt.zeros(1, 2, 5), nt.zeros(1, 2, 5)))
+
+
+_PROJ = [dict(), dict(num_layers=2, bidirectional=True), dict(batch_first=True, bias=False),
+         dict(num_layers=3)]
+
+
+@pytest.mark.parametrize("kw", _PROJ, ids=["one_layer", "bidirectional_two_layers", "batch_first_no_bias",
+                                           "three_layers"])
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
+def test_lstm_with_projections_matches_torch(kw, batched):
+    torch = oracle()
+    torch.manual_seed(0)
+    tm = torch.nn.LSTM(4, 5, proj_size=3, dtype=torch.float64, **kw)
+    om = nt.nn.LSTM(4, 5, proj_size=3, dtype=nt.float64, **kw)
+    assert repr(om) == repr(tm)
+    assert [tuple(p.shape) for p in om.parameters()] == [tuple(p.shape) for p in tm.parameters()]
+    assert [[tuple(w.shape) for w in ws] for ws in om.all_weights] == \
+        [[tuple(w.shape) for w in ws] for ws in tm.all_weights]
+    _load(om, tm)
+    rng = np.random.default_rng(0)
+    layers = kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1)
+    if batched:
+        x = rng.standard_normal((3, 6, 4) if kw.get("batch_first") else (6, 3, 4))
+        hs, cs = (layers, 3, 3), (layers, 3, 5)
+    else:
+        x = rng.standard_normal((6, 4))
+        hs, cs = (layers, 3), (layers, 5)
+    (tx, th, tc), (ox, oh, oc) = _both(torch, [x, rng.standard_normal(hs), rng.standard_normal(cs)])
+    to, (thn, tcn) = tm(tx, (th, tc))
+    oo, (ohn, ocn) = om(ox, (oh, oc))
+    for o, t in ((oo, to), (ohn, thn), (ocn, tcn)):
+        assert tuple(o.shape) == tuple(t.shape)
+        np.testing.assert_allclose(arr(o), t.detach().numpy(), rtol=TOL, atol=TOL)
+    (to.sum() + thn.pow(2).sum() + tcn.sum()).backward()
+    (oo.sum() + ohn.pow(2).sum() + ocn.sum()).backward()
+    _check_grads([tx, th, tc], [ox, oh, oc], tm, om)
+    # the default (zero) initial state has the projected size for h
+    np.testing.assert_allclose(arr(om(ox)[0]), tm(tx)[0].detach().numpy(), rtol=TOL, atol=TOL)
+
+
+def test_lstm_with_projections_on_packed_sequences_matches_torch():
+    torch = oracle()
+    from torch.nn.utils import rnn as TR
+
+    from numtorch.nn.utils import rnn as OR
+    torch.manual_seed(0)
+    tm = torch.nn.LSTM(3, 4, proj_size=2, num_layers=2, bidirectional=True, dtype=torch.float64)
+    om = nt.nn.LSTM(3, 4, proj_size=2, num_layers=2, bidirectional=True, dtype=nt.float64)
+    _load(om, tm)
+    lengths = [3, 5, 1, 4]
+    (tx,), (ox,) = _both(torch, [np.random.default_rng(1).standard_normal((5, 4, 3))])
+    to, (thn, tcn) = tm(TR.pack_padded_sequence(tx, lengths, enforce_sorted=False))
+    oo, (ohn, ocn) = om(OR.pack_padded_sequence(ox, lengths, enforce_sorted=False))
+    tpad, opad = TR.pad_packed_sequence(to)[0], OR.pad_packed_sequence(oo)[0]
+    for o, t in ((opad, tpad), (ohn, thn), (ocn, tcn)):
+        np.testing.assert_allclose(arr(o), t.detach().numpy(), rtol=TOL, atol=TOL)
+    (tpad.pow(2).sum() + thn.sum() + tcn.sum()).backward()
+    (opad.pow(2).sum() + ohn.sum() + ocn.sum()).backward()
+    _check_grads([tx], [ox], tm, om)
 
 
 def test_group_norm_refuses_one_value_per_group_as_torch_does():

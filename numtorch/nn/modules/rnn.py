@@ -6,11 +6,14 @@ Parameters are named, shaped and initialized as PyTorch's (``weight_ih_l0``,
 with numtorch ops, so autograd, vmap and jvp apply with no rules of their own; the input
 projection of every time step is one matmul before the loop (Note [Input projection
 first]). A ``PackedSequence`` input (``nn.utils.rnn``) runs padded, with the steps past
-each sequence's length masked. Not built: ``proj_size > 0``.
+each sequence's length masked. ``LSTM(proj_size=p)`` projects each step's hidden state to
+``p`` features with ``weight_hr_l{k}`` (PyTorch's LSTM with projections).
 """
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -44,12 +47,13 @@ def _rnn_step(nonlinearity):
     return step
 
 
-def _lstm_step(gi, state, w_hh, b_hh):
+def _lstm_step(gi, state, w_hh, b_hh, w_hr=None):
     h, c = state
     gates = gi + F.linear(h, w_hh, b_hh)
     i, f, g, o = S.chunk(gates, 4, -1)
     c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-    return sigmoid(o) * tanh(c), c
+    h = sigmoid(o) * tanh(c)
+    return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
 def _gru_step(gi, h, w_hh, b_hh):
@@ -83,19 +87,32 @@ class RNNBase(Module):
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
                  device=None, dtype=None):
         super().__init__()
+        # PyTorch's checks and messages, in PyTorch's order
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so "
+                          f"non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=3)
+        for name, v in (("bias", bias), ("batch_first", batch_first)):
+            if not isinstance(v, bool):
+                raise TypeError(f"{name} should be of type bool, got: {type(v).__name__}")
         for name, v in (("input_size", input_size), ("hidden_size", hidden_size),
-                        ("num_layers", num_layers)):
+                        ("num_layers", num_layers), ("proj_size", proj_size)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise TypeError(f"{name} should be of type int, got: {type(v).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
         if hidden_size <= 0:
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1:
-            raise ValueError("dropout should be a number in range [0, 1] representing the "
-                             "probability of an element being zeroed")
-        if proj_size:
-            raise NotImplementedError("proj_size > 0 (LSTM projections) is not implemented in numtorch")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -107,20 +124,31 @@ class RNNBase(Module):
         self.proj_size = proj_size
         gate_size = _GATES[mode] * hidden_size
         num_directions = 2 if bidirectional else 1
+        real_hidden_size = self._real_hidden_size
         self._flat_weights_names = []
+        self._all_weights = []
         for layer in range(num_layers):
             for direction in range(num_directions):
-                layer_input = input_size if layer == 0 else hidden_size * num_directions
+                layer_input = input_size if layer == 0 else real_hidden_size * num_directions
                 suffix = "_reverse" if direction == 1 else ""
                 shapes = [("weight_ih", (gate_size, layer_input)),
-                          ("weight_hh", (gate_size, hidden_size))]
+                          ("weight_hh", (gate_size, real_hidden_size))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
-                for kind, shape in shapes:
-                    name = f"{kind}_l{layer}{suffix}"
+                if proj_size > 0:
+                    shapes += [("weight_hr", (proj_size, hidden_size))]
+                names = [f"{kind}_l{layer}{suffix}" for kind, _ in shapes]
+                for name, (_, shape) in zip(names, shapes):
                     setattr(self, name, Parameter(empty(shape, device=device, dtype=dtype)))
-                    self._flat_weights_names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
         self.reset_parameters()
+
+    @property
+    def _real_hidden_size(self):
+        """The features of the hidden state h (and of the output): ``proj_size`` when the
+        LSTM projects, else ``hidden_size``; the cell state c keeps ``hidden_size``."""
+        return self.proj_size if self.proj_size > 0 else self.hidden_size
 
     def reset_parameters(self):
         stdv = 1.0 / math.sqrt(self.hidden_size)
@@ -136,14 +164,12 @@ class RNNBase(Module):
 
     @property
     def all_weights(self):
-        per = 4 if self.bias else 2
-        w = self._flat_weights
-        return [w[i:i + per] for i in range(0, len(w), per)]
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
 
     def _layer_weights(self, layer, direction):
         suffix = "_reverse" if direction == 1 else ""
         get = lambda kind: getattr(self, f"{kind}_l{layer}{suffix}", None)  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"), get("weight_hr")
 
     def _step(self):
         if self.mode == "LSTM":
@@ -160,9 +186,19 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
 
-    def _check_hidden(self, hx, expected, what="hidden"):
-        if tuple(hx.shape) != expected:
-            raise RuntimeError(f"Expected {what} size {expected}, got {list(hx.shape)}")
+    def _state_shapes(self, batch, n_states):
+        """The shapes of h_0 (and, for LSTM, c_0) for a batch of ``batch``."""
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        h = (layers, batch, self._real_hidden_size)
+        return (h, (layers, batch, self.hidden_size)) if n_states == 2 else (h,)
+
+    def _check_hidden(self, hx, shapes):
+        """Each initial state has its expected shape (PyTorch's messages: ``hidden`` for
+        RNN/GRU, ``hidden[0]``/``hidden[1]`` for LSTM's h and c)."""
+        names = ("hidden[0]", "hidden[1]") if len(shapes) == 2 else ("hidden",)
+        for h, shape, what in zip(hx, shapes, names):
+            if tuple(h.shape) != shape:
+                raise RuntimeError(f"Expected {what} size {shape}, got {list(h.shape)}")
 
     def _run(self, input, states, lengths=None):
         """``input`` (L, N, H_in); ``states`` a list per (layer, direction) of h or (h, c);
@@ -180,7 +216,8 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outs = []
             for direction in range(num_directions):
-                w_ih, w_hh, b_ih, b_hh = self._layer_weights(layer, direction)
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(layer, direction)
+                step_d = step if w_hr is None else functools.partial(step, w_hr=w_hr)
                 xd = x if direction == 0 or lengths is None else _reverse_within(x, lengths)
                 gi_all = F.linear(xd, w_ih, b_ih)        # Note [Input projection first]
                 state = states[layer * num_directions + direction]
@@ -188,14 +225,14 @@ class RNNBase(Module):
                 steps = range(x.shape[0] - 1, -1, -1) if backwards else range(x.shape[0])
                 hs = [None] * x.shape[0]
                 for t in steps:
-                    new = step(gi_all[t], state, w_hh, b_hh)
+                    new = step_d(gi_all[t], state, w_hh, b_hh)
                     if masks is not None:
                         new = (tuple(where(masks[t], a, b) for a, b in zip(new, state))
                                if isinstance(new, tuple) else where(masks[t], new, state))
                     state = new
                     hs[t] = state[0] if isinstance(state, tuple) else state
                 out = (S.stack(hs, 0) if hs else x.new_zeros((0,) + tuple(x.shape[1:-1])
-                                                             + (self.hidden_size,)))
+                                                             + (self._real_hidden_size,)))
                 outs.append(out if direction == 0 or lengths is None else _reverse_within(out, lengths))
                 finals.append(state)
             x = outs[0] if num_directions == 1 else S.cat(outs, -1)
@@ -214,18 +251,16 @@ class RNNBase(Module):
         rows = _padded_index(batch_sizes, T, data.shape[0])
         x = index_select(S.cat([data, pad], 0), 0, _tensor(rows, device=data.device))
         x = x.reshape(T, B, data.shape[1])
-        num_directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * num_directions, B, self.hidden_size)
+        shapes = self._state_shapes(B, n_states)
         if hx is None:
-            hx = tuple(zeros(expected, dtype=data.dtype, device=data.device) for _ in range(n_states))
+            hx = tuple(zeros(shape, dtype=data.dtype, device=data.device) for shape in shapes)
         else:
             hx = hx if n_states == 2 else (hx,)
-            for h, what in zip(hx, ("hidden", "cell")):
-                self._check_hidden(h, expected, what)
+            self._check_hidden(hx, shapes)
             if packed.sorted_indices is not None:   # the caller's order -> the sorted order
                 hx = tuple(index_select(h, 1, packed.sorted_indices) for h in hx)
         per_layer = [tuple(h[i] for h in hx) if n_states == 2 else hx[0][i]
-                     for i in range(expected[0])]
+                     for i in range(shapes[0][0])]
         output, finals = self._run(x, per_layer, lengths)
         flat = np.concatenate([t * B + np.arange(n) for t, n in enumerate(batch_sizes)])
         out_data = index_select(output.reshape(T * B, output.shape[-1]), 0,
@@ -247,11 +282,9 @@ class RNNBase(Module):
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        num_directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * num_directions, input.shape[1], self.hidden_size)
+        shapes = self._state_shapes(input.shape[1], n_states)
         if hx is None:
-            hx = tuple(zeros(expected, dtype=input.dtype, device=input.device)
-                       for _ in range(n_states))
+            hx = tuple(zeros(shape, dtype=input.dtype, device=input.device) for shape in shapes)
         else:
             hx = hx if n_states == 2 else (hx,)
             if n_states == 2 and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
@@ -264,10 +297,9 @@ class RNNBase(Module):
                                        f"{want + 1}-D but got {h.ndim}-D tensor")
             if not batched:
                 hx = tuple(h.unsqueeze(1) for h in hx)
-            for h, what in zip(hx, ("hidden", "cell")):
-                self._check_hidden(h, expected, what)
+            self._check_hidden(hx, shapes)
         per_layer = [tuple(h[i] for h in hx) if n_states == 2 else hx[0][i]
-                     for i in range(expected[0])]
+                     for i in range(shapes[0][0])]
         output, finals = self._run(input, per_layer)
         if n_states == 2:
             h_n = (S.stack([f[0] for f in finals], 0), S.stack([f[1] for f in finals], 0))
@@ -282,6 +314,8 @@ class RNNBase(Module):
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:
@@ -293,6 +327,11 @@ class RNNBase(Module):
         if self.bidirectional is not False:
             s += f", bidirectional={self.bidirectional}"
         return s
+
+
+def _refuse_proj_size(kwargs):
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
 
 
 class RNN(RNNBase):
@@ -307,6 +346,7 @@ class RNN(RNNBase):
     """
 
     def __init__(self, *args, nonlinearity="tanh", **kwargs):
+        _refuse_proj_size(kwargs)
         if len(args) > 3:   # PyTorch's positional order puts nonlinearity fourth
             nonlinearity, args = args[3], args[:3] + args[4:]
         if nonlinearity not in ("tanh", "relu"):
@@ -324,7 +364,9 @@ class LSTM(RNNBase):
     For each element: ``i, f, g, o = sigmoid, sigmoid, tanh, sigmoid`` of the four chunks of
     ``x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh``; ``c_t = f * c_{t-1} + i * g`` and
     ``h_t = o * tanh(c_t)``. ``forward(input, (h_0, c_0)=None)`` returns
-    ``(output, (h_n, c_n))``.
+    ``(output, (h_n, c_n))``. With ``proj_size > 0`` (LSTM with projections), ``h_t =
+    W_hr (o * tanh(c_t))``: h and the output have ``proj_size`` features, c keeps
+    ``hidden_size``.
     """
 
     def __init__(self, *args, **kwargs):
@@ -343,6 +385,7 @@ class GRU(RNNBase):
     """
 
     def __init__(self, *args, **kwargs):
+        _refuse_proj_size(kwargs)
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
