@@ -17,6 +17,8 @@ from ._ops._common import check_tensor, elementwise_operands, float_dtype_for, r
 
 erf = _M.erf
 erfc = _M.erfc
+erfinv = _M.erfinv
+sinc = _M.sinc
 expit = _M.sigmoid
 logit = _M.logit
 xlogy = _M.xlogy
@@ -30,8 +32,8 @@ logsumexp = _R.logsumexp
 softmax = _R.softmax
 log_softmax = _R.log_softmax
 
-__all__ = ["erf", "erfc", "expit", "logit", "xlogy", "xlog1py", "gammaln", "digamma", "psi",
-           "polygamma", "multigammaln", "exp2", "expm1", "log1p", "logsumexp", "softmax",
+__all__ = ["erf", "erfc", "erfinv", "sinc", "expit", "logit", "xlogy", "xlog1py", "gammaln",
+           "digamma", "psi", "polygamma", "multigammaln", "exp2", "expm1", "log1p", "logsumexp", "softmax",
            "log_softmax", "ndtr", "log_ndtr", "entr"]
 
 

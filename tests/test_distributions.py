@@ -1,8 +1,10 @@
 """numtorch.distributions against PyTorch: Normal, Uniform, Bernoulli (probs and logits)
-and Categorical — log_prob, cdf, entropy, mean/variance/stddev with their gradients;
+and Categorical — log_prob, cdf (and Normal's icdf), entropy, mean/variance/stddev with their gradients;
 samples' shapes and statistics; rsample's reparameterized gradient; validation errors
 (same messages as PyTorch); vmap over log_prob."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -41,6 +43,24 @@ def test_normal_matches_torch_with_grads():
             t.grad, o.grad = None, None
     assert od.batch_shape == nt.Size([2, 3]) and od.event_shape == nt.Size([])
     assert repr(D.Normal(0.0, 1.0)) == "Normal(loc: 0.0, scale: 1.0)"
+
+
+def test_normal_icdf_matches_torch_with_grads_and_inverts_cdf():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    (tl, ol), (ts, os_) = _pair(torch, rng.standard_normal(3)), _pair(torch, rng.random(3) + 0.5)
+    (tp, op) = _pair(torch, np.array([[1e-9, 0.3, 0.5], [0.75, 0.999, 1 - 1e-12]]))
+    to = torch.distributions.Normal(tl, ts).icdf(tp)
+    oo = D.Normal(ol, os_).icdf(op)
+    _close(oo, to, tol=1e-10)
+    (to * to).sum().backward()
+    (oo * oo).sum().backward()
+    for t, o in ((tl, ol), (ts, os_), (tp, op)):
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-9)
+    d = D.Normal(nt.tensor(0.3, dtype=nt.float64), nt.tensor(2.0, dtype=nt.float64))
+    x = nt.linspace(-9, 9, 37, dtype=nt.float64)
+    np.testing.assert_allclose(d.icdf(d.cdf(x)).numpy(), x.numpy(), rtol=1e-8, atol=1e-8)
+    assert d.icdf(nt.tensor([0.0, 1.0], dtype=nt.float64)).tolist() == [-math.inf, math.inf]
 
 
 def test_normal_rsample_statistics_and_reparameterized_gradient():

@@ -14,7 +14,7 @@ from numtorch.testing import gradcheck
 
 
 @pytest.mark.parametrize("alias, op", [
-    ("erf", "erf"), ("erfc", "erfc"), ("expit", "sigmoid"), ("logit", "logit"),
+    ("erf", "erf"), ("erfc", "erfc"), ("erfinv", "erfinv"), ("sinc", "sinc"), ("expit", "sigmoid"), ("logit", "logit"),
     ("xlogy", "xlogy"), ("gammaln", "lgamma"), ("digamma", "digamma"), ("psi", "digamma"),
     ("polygamma", "polygamma"), ("exp2", "exp2"), ("expm1", "expm1"), ("log1p", "log1p"),
     ("logsumexp", "logsumexp"), ("softmax", "softmax"), ("log_softmax", "log_softmax")])
@@ -89,6 +89,50 @@ def test_special_compositions_match_torch():
     np.testing.assert_allclose(special.xlog1py(nt.tensor(x), nt.tensor(y)).numpy(),
                                torch.special.xlog1py(torch.tensor(x), torch.tensor(y)).numpy(),
                                rtol=1e-12)
+
+
+def test_erfinv_matches_torch_into_the_tails_and_inverts_erf():
+    """Over (-1, 1), out to 1 - 2**-53 where erf(y) - x would cancel every digit (Note
+    [erfinv by Newton]); derivatives of erfinv to the 3rd order against finite differences."""
+    torch = pytest.importorskip("torch")
+    x = np.concatenate([np.linspace(-1, 1, 4001), 1 - np.logspace(-16, -1, 40),
+                        -1 + np.logspace(-16, -1, 40), [0.0, -0.0, 1e-300, 1.5, -2.0, np.nan]])
+    ours, theirs = nt.erfinv(nt.tensor(x)).numpy(), torch.erfinv(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=0)
+    assert np.array_equal(np.signbit(ours), np.signbit(theirs))
+    y = np.linspace(-4, 4, 17)     # beyond, erf(y) rounds too close to 1 to be inverted
+    np.testing.assert_allclose(nt.erfinv(nt.erf(nt.tensor(y))).numpy(), y, rtol=1e-8)
+    assert nt.erfinv(nt.tensor([0.5], dtype=nt.float32)).dtype == nt.float32
+    assert nt.erfinv(nt.tensor([0, 1])).tolist() == [0.0, math.inf]     # integers promote
+    p = nt.tensor([-0.9, -0.2, 0.4, 0.97], dtype=nt.float64, requires_grad=True)
+    gradcheck(nt.erfinv, p)
+    (g,) = nt.autograd.grad(nt.erfinv(p).sum(), p, create_graph=True)
+    gradcheck(lambda t: nt.autograd.grad(nt.erfinv(t).sum(), t, create_graph=True)[0], p)
+    y = nt.erfinv(p).detach()
+    np.testing.assert_allclose(g.detach().numpy(), (math.sqrt(math.pi) / 2 * nt.exp(y * y)).numpy())
+
+
+def test_sinc_matches_torch_and_is_smooth_at_zero():
+    torch = pytest.importorskip("torch")
+    x = np.concatenate([np.linspace(-6, 6, 1201), [0.0, -0.0, 1e-4, -3e-4, 1e-300, np.inf, np.nan]])
+    np.testing.assert_allclose(nt.sinc(nt.tensor(x)).numpy(), torch.sinc(torch.tensor(x)).numpy(),
+                               rtol=1e-14, atol=1e-16)
+    np.testing.assert_allclose(nt.sinc(nt.tensor([0, 1, 2])).numpy(),
+                               torch.sinc(torch.tensor([0, 1, 2])).numpy())
+    # away from 0 the gradient equals PyTorch's; at 0 the derivatives are those of
+    # 1 - (pi x)^2 / 6 + ...: 0 and -pi^2/3
+    v = np.array([-2.5, 0.3, 1.7])
+    t, o = torch.tensor(v, requires_grad=True), nt.tensor(v, requires_grad=True)
+    torch.sinc(t).sum().backward()
+    nt.sinc(o).sum().backward()
+    np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-13)
+    d1 = nt.func.grad(nt.sinc)
+    d2 = nt.func.grad(d1)
+    zero = nt.tensor(0.0, dtype=nt.float64)
+    assert float(d1(zero)) == 0.0
+    np.testing.assert_allclose(float(d2(zero)), -math.pi ** 2 / 3, rtol=1e-12)
+    with pytest.raises(TypeError, match="input"):
+        nt.sinc([1.0])
 
 
 def test_special_argument_errors_name_the_argument():

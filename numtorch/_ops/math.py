@@ -6,6 +6,7 @@ decomposes into a few. Docstrings follow PyTorch's.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -274,6 +275,27 @@ def square(input):
 erfc = _unary(E.erfc, "Computes the complementary error function ``1 - erf(x)`` of each element.")
 lgamma = _unary(E.lgamma, "Computes the natural logarithm of the absolute value of the gamma "
                           "function on ``input``.")
+erfinv = _unary(E.erfinv, "Computes the inverse error function of ``input``, defined in the "
+                          "range (-1, 1) as ``erfinv(erf(x)) = x`` (inf at 1, nan outside "
+                          "[-1, 1]).")
+
+
+def sinc(input, *, out=None):
+    """Computes the normalized sinc of ``input``: ``sin(pi x) / (pi x)``, and 1 at 0."""
+    x = check_tensor(input, "input", "sinc")
+    if x.dtype.is_complex:
+        raise TypeError("sinc(): argument 'input' must be a real tensor in numtorch, got "
+                        f"{x.dtype}")
+    if not x.dtype.is_floating_point:
+        x = convert(x, _dt.get_default_dtype())
+    z = x * math.pi
+    # Near 0 the Taylor series 1 - z^2/6 + z^4/120 (its next term, z^6/5040, is below
+    # 1e-22 there): exact values, and derivatives of every order to the 4th right at 0,
+    # where sin(z)/z has none.
+    small = abs(z) < 1e-3
+    safe = where(small, 1.0, z)
+    z2 = where(small, z, 0.0) ** 2
+    return _out(where(small, 1 - z2 / 6 + z2 * z2 / 120, sin(safe) / safe), out)
 
 
 def digamma(input, *, out=None):

@@ -1,7 +1,7 @@
-"""NumPy kernels of the special functions that NumPy does not ship: ``lgamma`` and the
-polygamma family (``digamma`` is polygamma of order 0).
+"""NumPy kernels of the special functions that NumPy does not ship: ``lgamma``, the
+polygamma family (``digamma`` is polygamma of order 0) and ``erfinv``.
 
-Only the ``impl`` rules of ``prims.lgamma`` and ``prims.polygamma`` (elementwise.py) call
+Only the ``impl`` rules of ``prims.lgamma``, ``prims.polygamma`` and ``prims.erfinv`` (elementwise.py) call
 these; they take and return ndarrays and know nothing of tensors, dtypes promotion or
 autograd. SciPy is not a runtime dependency (Note [erf] in elementwise.py), so the
 polygamma functions are computed here (Note [Polygamma by recurrence]).
@@ -93,3 +93,57 @@ def polygamma(n, x):
             out = np.where(x64 == np.inf, 0.0, out)
         out = np.where(np.isnan(x64) | (x64 == -np.inf), np.nan, out)
     return out.astype(x.dtype)
+
+
+# Note [erfinv by Newton]
+# Giles' single-precision approximation ("Approximating the erfinv function", GPU Computing
+# Gems, 2011: a polynomial in w = -log(1 - x^2), one for w < 5 and one in sqrt(w) beyond)
+# gives ~1e-7 relative accuracy; two Newton steps on erf(y) = x, with math.erf/math.erfc
+# correctly rounded, square that error twice, to double precision; where x is within
+# ~1e-8 of +-1, beyond what Giles' tail was made for, a few more steps get there (the loop
+# stops when no step moves y).
+# The equation is solved for |x|; for |x| >= 0.5 as log(erfc(y)) = log(1 - |x|): 1 - |x| is
+# exact there, while erf(y) - |x| near 1 cancels every digit the tail has (x = 1 - 2**-53
+# needs y = 5.86), and the log keeps Newton's steps well scaled where Giles' tail, made for
+# single precision, starts far off. x = +-1 gives +-inf; |x| > 1 and NaN give NaN.
+_erf_vec = np.frompyfunc(math.erf, 1, 1)
+_erfc_vec = np.frompyfunc(math.erfc, 1, 1)
+_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coefficients, w):
+    p = np.full_like(w, coefficients[0])
+    for c in coefficients[1:]:
+        p = c + p * w
+    return p
+
+
+def erfinv(x):
+    """The inverse error function elementwise, in ``x``'s dtype (Note [erfinv by Newton])."""
+    if x.size == 0:
+        return x.copy()
+    a = x.astype(np.float64)
+    inside = np.abs(a) < 1
+    u = np.where(inside, np.abs(a), 0.0)
+    w = -np.log((1.0 - u) * (1.0 + u))
+    y = u * np.where(w < 5.0, _horner(_GILES_CENTRAL, w - 2.5),
+                     _horner(_GILES_TAIL, np.sqrt(w) - 3.0))
+    upper = u >= 0.5
+    log_tail = np.log(np.where(upper, 1.0 - u, 1.0))
+    for _ in range(8):
+        density = 2.0 / math.sqrt(math.pi) * np.exp(-y * y)    # d erf(y) / dy
+        c = np.asarray(_erfc_vec(np.where(upper, y, 0.0)), dtype=np.float64)
+        # upper: Newton on log(erfc(y)) = log(1 - u); else on erf(y) = u
+        step = np.where(upper, (np.log(c) - log_tail) * c,
+                        u - np.asarray(_erf_vec(np.where(upper, 0.0, y)), dtype=np.float64))
+        step = step / density
+        y = y + step
+        if not (np.abs(step) > 1e-15 * np.abs(y)).any():   # a few ulp: converged
+            break
+    y = np.copysign(y, a)       # erfinv is odd; keeps -0.0
+    with np.errstate(invalid="ignore"):
+        y = np.where(inside, y, np.where(np.abs(a) == 1, np.copysign(np.inf, a), np.nan))
+    return y.astype(x.dtype)

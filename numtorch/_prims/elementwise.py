@@ -146,6 +146,8 @@ def _erfc_impl(x):
 erf = unary("erf", _erf_impl, lambda x, y: (2 / math.sqrt(math.pi)) * T.exp(-x * x))
 erfc = unary("erfc", _erfc_impl, lambda x, y: (-2 / math.sqrt(math.pi)) * T.exp(-x * x))
 lgamma = unary("lgamma", _special.lgamma, lambda x, y: polygamma.bind(x, n=0))
+# d erfinv(x)/dx = sqrt(pi)/2 * exp(erfinv(x)^2): the output is all the rule needs.
+erfinv = unary("erfinv", _special.erfinv, lambda x, y: (math.sqrt(math.pi) / 2) * T.exp(y * y))
 
 
 def _polygamma_impl(x, *, n):
@@ -431,7 +433,7 @@ for _p, _n in {
         imag: (), exp: _OUT, exp2: _OUT, expm1: _OUT, sqrt: _OUT, tan: _OUT, tanh: _OUT,
         sigmoid: _OUT, rsqrt: _BOTH, log: _X, log2: _X, log10: _X, log1p: _X, sin: _X,
         cos: _X, asin: _X, acos: _X, atan: _X, sinh: _X, cosh: _X, asinh: _X, acosh: _X,
-        atanh: _X, erf: _X, erfc: _X, lgamma: _X, polygamma: _X, abs: _X,
+        atanh: _X, erf: _X, erfc: _X, erfinv: _OUT, lgamma: _X, polygamma: _X, abs: _X,
         add: (), sub: (), complex_: (), mul: ((1,), (0,)), div: ((1,), (1, "out")),
         pow: ((0, 1), (0, "out")), maximum: ((0, 1), (0, 1)), minimum: ((0, 1), (0, 1)),
         atan2: ((0, 1), (0, 1)), fmod: ((), (0, 1)), remainder: ((), (0, 1)),
@@ -468,6 +470,7 @@ isfinite.lower = pointwise("isfinite({0})", i="1", u="1", b="1")
 logical_not.lower = pointwise("!{0}")
 bitwise_not.lower = pointwise("~{0}", b="!{0}", f=None)
 polygamma.lower = extern("no C polygamma: the NumPy series of _special_math.py")
+erfinv.lower = extern("no C erfinv: the NumPy Newton iteration of _special_math.py")
 for _p in (conj, real, imag, complex_):
     _p.lower = extern("complex numbers are not generated")
 for _p, _op in {add: "+", sub: "-", mul: "*"}.items():

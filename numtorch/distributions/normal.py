@@ -58,6 +58,11 @@ class Normal(Distribution):
             self._validate_sample(value)
         return 0.5 * (1 + _M.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
+    def icdf(self, value):
+        """The inverse cumulative distribution function: ``loc + scale * sqrt(2) *
+        erfinv(2 value - 1)``."""
+        return self.loc + self.scale * _M.erfinv(2 * value - 1) * math.sqrt(2)
+
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + _M.log(self.scale)
 

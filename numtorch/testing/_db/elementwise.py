@@ -17,6 +17,17 @@ _INT_AND_BOOL = INTEGRAL + (torch.bool,)
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
+def _erfinv(x):
+    """mpmath's erfinv in float64 (inf at +-1, nan outside [-1, 1], as PyTorch's)."""
+    import mpmath
+
+    def one(v):
+        if math.isnan(v) or abs(v) > 1:
+            return math.nan
+        return math.copysign(math.inf, v) if abs(v) == 1 else float(mpmath.erfinv(v))
+    return np.vectorize(one, otypes=[np.float64])(x) if np.size(x) else np.asarray(x, np.float64)
+
+
 def _in_float(ref):
     """The reference computed in float64 for integer and bool inputs (NumPy would pick float16)."""
     return lambda x: ref(x.astype(np.float64) if x.dtype.kind in "biu" else x)
@@ -57,6 +68,9 @@ register(
     _unary_float("sigmoid", lambda x: 1 / (1 + np.exp(-x)), dtypes=_WITH_COMPLEX),
     _unary_float("erf", _erf, low=-3, high=3),
     _unary_float("erfc", lambda x: 1 - _erf(x), low=-3, high=3),
+    _unary_float("erfinv", lambda x: _erfinv(x), low=-0.99, high=0.99,
+                 edge=(0.0, -0.0, 1.0, -1.0, 1.5, math.nan, 1 - 2 ** -53, 1e-30)),
+    _unary_float("sinc", np.sinc, low=-4, high=4, edge=(0.0, -0.0, 1.0, -2.0, 1e-4, math.inf, math.nan)),
     _unary_float("reciprocal", lambda x: 1 / x, low=0.5, high=9, dtypes=_WITH_COMPLEX),
     _unary_float("logit", lambda x: np.log(x / (1 - x)), low=0.05, high=0.95, edge=(0.0, 0.5, 1.0)),
 )
