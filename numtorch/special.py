@@ -3,7 +3,9 @@
 Most names here are the top-level ops under SciPy's spelling (``expit`` is ``sigmoid``,
 ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``); the rest are short compositions of
 numtorch ops, so autograd, vmap and jvp apply with no rules of their own. This module
-must not define primitives: ``lgamma`` and ``polygamma`` live in ``_prims/elementwise.py``.
+must not define primitives: ``lgamma``, ``polygamma``, ``erfinv``, ``i0`` and ``i1`` live in
+``_prims/elementwise.py`` (``i1`` has no top-level op, as in PyTorch: it binds its
+primitive here).
 """
 from __future__ import annotations
 
@@ -13,12 +15,15 @@ from numpy import ndarray
 
 from ._ops import math as _M
 from ._ops import reduce as _R
-from ._ops._common import check_tensor, elementwise_operands, float_dtype_for, result_type
+from ._ops._common import (check_tensor, elementwise_operands, float_dtype_for, result_type,
+                           unary_float)
+from ._prims import elementwise as _E
 
 erf = _M.erf
 erfc = _M.erfc
 erfinv = _M.erfinv
 sinc = _M.sinc
+i0 = _M.i0
 expit = _M.sigmoid
 logit = _M.logit
 xlogy = _M.xlogy
@@ -32,7 +37,7 @@ logsumexp = _R.logsumexp
 softmax = _R.softmax
 log_softmax = _R.log_softmax
 
-__all__ = ["erf", "erfc", "erfinv", "sinc", "expit", "logit", "xlogy", "xlog1py", "gammaln",
+__all__ = ["erf", "erfc", "erfinv", "sinc", "i0", "i1", "expit", "logit", "xlogy", "xlog1py", "gammaln",
            "digamma", "psi", "polygamma", "multigammaln", "exp2", "expm1", "log1p", "logsumexp", "softmax",
            "log_softmax", "ndtr", "log_ndtr", "entr"]
 
@@ -59,6 +64,12 @@ def multigammaln(input, p):
         raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     out = sum(_M.lgamma(input - i / 2) for i in range(p))
     return out + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def i1(input, *, out=None):
+    """Computes the first order modified Bessel function of the first kind for each element
+    of ``input``."""
+    return _M._out(unary_float(_E.i1, input), out)
 
 
 def ndtr(input):

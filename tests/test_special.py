@@ -14,7 +14,7 @@ from numtorch.testing import gradcheck
 
 
 @pytest.mark.parametrize("alias, op", [
-    ("erf", "erf"), ("erfc", "erfc"), ("erfinv", "erfinv"), ("sinc", "sinc"), ("expit", "sigmoid"), ("logit", "logit"),
+    ("erf", "erf"), ("erfc", "erfc"), ("erfinv", "erfinv"), ("sinc", "sinc"), ("i0", "i0"), ("expit", "sigmoid"), ("logit", "logit"),
     ("xlogy", "xlogy"), ("gammaln", "lgamma"), ("digamma", "digamma"), ("psi", "digamma"),
     ("polygamma", "polygamma"), ("exp2", "exp2"), ("expm1", "expm1"), ("log1p", "log1p"),
     ("logsumexp", "logsumexp"), ("softmax", "softmax"), ("log_softmax", "log_softmax")])
@@ -110,6 +110,25 @@ def test_erfinv_matches_torch_into_the_tails_and_inverts_erf():
     gradcheck(lambda t: nt.autograd.grad(nt.erfinv(t).sum(), t, create_graph=True)[0], p)
     y = nt.erfinv(p).detach()
     np.testing.assert_allclose(g.detach().numpy(), (math.sqrt(math.pi) / 2 * nt.exp(y * y)).numpy())
+
+
+def test_bessel_i0_i1_match_torch_and_differentiate_to_any_order():
+    """i0 and i1 over a grid crossing i1's switch from series to quadrature (|x| = 2) out to
+    700 (Note [Modified Bessel functions]); i0' = i1 and i1' = i0 - i1/x (1/2 at 0), checked
+    by finite differences to the second order."""
+    torch = pytest.importorskip("torch")
+    x = np.concatenate([np.linspace(-30, 30, 601), [0.0, -0.0, 1e-300, 1.9999999, 2.0, 2.0000001,
+                                                     -150.0, 300.0, 700.0, np.nan]])
+    np.testing.assert_allclose(nt.i0(nt.tensor(x)).numpy(), torch.i0(torch.tensor(x)).numpy(), rtol=1e-14)
+    np.testing.assert_allclose(special.i1(nt.tensor(x)).numpy(),
+                               torch.special.i1(torch.tensor(x)).numpy(), rtol=2e-14, atol=1e-300)
+    assert special.i1(nt.tensor([1, 2])).dtype == nt.float32          # integers promote
+    p = nt.tensor([-3.5, -0.4, 0.0, 1.2, 2.5], dtype=nt.float64, requires_grad=True)
+    for f in (nt.i0, special.i1):
+        gradcheck(f, p)
+        gradcheck(lambda t: nt.autograd.grad(f(t).sum(), t, create_graph=True)[0], p)
+    (g,) = nt.autograd.grad(special.i1(p).sum(), p)
+    assert float(g[2]) == 0.5
 
 
 def test_sinc_matches_torch_and_is_smooth_at_zero():

@@ -278,6 +278,8 @@ lgamma = _unary(E.lgamma, "Computes the natural logarithm of the absolute value 
 erfinv = _unary(E.erfinv, "Computes the inverse error function of ``input``, defined in the "
                           "range (-1, 1) as ``erfinv(erf(x)) = x`` (inf at 1, nan outside "
                           "[-1, 1]).")
+i0 = _unary(E.i0, "Computes the zeroth order modified Bessel function of the first kind for "
+                  "each element of ``input``.")
 
 
 def sinc(input, *, out=None):

@@ -21,7 +21,7 @@ _FORWARDED = {
         maximum minimum fmax fmin atan2 arctan2 neg negative abs absolute sign sgn floor ceil
         trunc fix round frac exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin
         arcsin acos arccos atan arctan sinh cosh tanh asinh arcsinh acosh arccosh atanh arctanh
-        sigmoid erf erfc erfinv sinc lgamma digamma reciprocal square logit xlogy lerp hypot logaddexp clamp clip clamp_min
+        sigmoid erf erfc erfinv sinc i0 lgamma digamma reciprocal square logit xlogy lerp hypot logaddexp clamp clip clamp_min
         clamp_max eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and
         logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan
         isinf isfinite isclose allclose equal where conj conj_physical resolve_conj real imag
@@ -159,7 +159,7 @@ def _inplace_method(fn, name):
 
 for _name in """add sub mul div pow fmod remainder clamp clamp_min clamp_max clip neg abs sign floor
         ceil trunc round frac exp expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan
-        sinh cosh tanh sigmoid erf erfinv sinc reciprocal square lerp maximum minimum logical_not
+        sinh cosh tanh sigmoid erf erfinv sinc i0 reciprocal square lerp maximum minimum logical_not
         logical_and logical_or masked_fill float_power atan2 floor_divide relu""".split():
     _fn = getattr(math, _name, None) or getattr(index, _name)
     setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))

@@ -1,7 +1,8 @@
 """NumPy kernels of the special functions that NumPy does not ship: ``lgamma``, the
-polygamma family (``digamma`` is polygamma of order 0) and ``erfinv``.
+polygamma family (``digamma`` is polygamma of order 0), ``erfinv`` and the Bessel ``i1``
+(and ``i0``, NumPy's, with its dtype kept).
 
-Only the ``impl`` rules of ``prims.lgamma``, ``prims.polygamma`` and ``prims.erfinv`` (elementwise.py) call
+Only the ``impl`` rules of the primitives of the same names (elementwise.py) call
 these; they take and return ndarrays and know nothing of tensors, dtypes promotion or
 autograd. SciPy is not a runtime dependency (Note [erf] in elementwise.py), so the
 polygamma functions are computed here (Note [Polygamma by recurrence]).
@@ -147,3 +148,46 @@ def erfinv(x):
     with np.errstate(invalid="ignore"):
         y = np.where(inside, y, np.where(np.abs(a) == 1, np.copysign(np.inf, a), np.nan))
     return y.astype(x.dtype)
+
+
+# Note [Modified Bessel functions]
+# i0 is NumPy's np.i0 (Cephes' Chebyshev expansions). NumPy has no i1: for |x| < 2 its
+# power series x/2 sum_k (x^2/4)^k / (k! (k+1)!) (20 terms: the next is below 1e-30);
+# beyond, the integral i1(x) = 1/pi int_0^pi exp(x cos t) cos t dt by the midpoint rule,
+# which converges geometrically for a periodic analytic integrand (256 points reach double
+# precision up to x = 700, where i1 overflows), scaled by exp(-|x|) inside so nothing
+# overflows before the final factor.
+_MIDPOINTS = (np.arange(256) + 0.5) * (np.pi / 256)
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0, in ``x``'s dtype."""
+    if x.size == 0:
+        return x.copy()
+    with np.errstate(over="ignore"):
+        return np.i0(x.astype(np.float64)).astype(x.dtype)
+
+
+def i1(x):
+    """The modified Bessel function of the first kind of order 1, in ``x``'s dtype (Note
+    [Modified Bessel functions])."""
+    if x.size == 0:
+        return x.copy()
+    a = x.astype(np.float64).reshape(-1)    # 1-d: a 0-d array's arithmetic gives scalars
+    ax = np.abs(a)
+    small = ax < 2
+    q = np.where(small, a * a / 4, 0.0)
+    term, series = np.where(small, a / 2, 0.0), np.zeros_like(a)
+    for k in range(20):
+        series = series + term
+        term = term * q / ((k + 1) * (k + 2))
+    big = ax[~small]
+    out = series
+    if big.size:
+        cos_t = np.cos(_MIDPOINTS)
+        scaled = (np.exp(big[:, None] * (cos_t - 1)) * cos_t).mean(-1)
+        with np.errstate(over="ignore"):
+            out = out.copy()
+            out[~small] = np.copysign(scaled * np.exp(big), a[~small])
+    out = np.where(np.isnan(a), a, out)
+    return out.astype(x.dtype).reshape(x.shape)

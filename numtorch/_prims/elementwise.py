@@ -148,6 +148,9 @@ erfc = unary("erfc", _erfc_impl, lambda x, y: (-2 / math.sqrt(math.pi)) * T.exp(
 lgamma = unary("lgamma", _special.lgamma, lambda x, y: polygamma.bind(x, n=0))
 # d erfinv(x)/dx = sqrt(pi)/2 * exp(erfinv(x)^2): the output is all the rule needs.
 erfinv = unary("erfinv", _special.erfinv, lambda x, y: (math.sqrt(math.pi) / 2) * T.exp(y * y))
+# i0' = i1 and i1' = i0 - i1 / x (1/2 at 0): the pair differentiates to any order.
+i0 = unary("i0", _special.i0, lambda x, y: i1.bind(x))
+i1 = unary("i1", _special.i1, lambda x, y: T.where(x == 0, 0.5, i0.bind(x) - y / T.where(x == 0, 1.0, x)))
 
 
 def _polygamma_impl(x, *, n):
@@ -433,7 +436,8 @@ for _p, _n in {
         imag: (), exp: _OUT, exp2: _OUT, expm1: _OUT, sqrt: _OUT, tan: _OUT, tanh: _OUT,
         sigmoid: _OUT, rsqrt: _BOTH, log: _X, log2: _X, log10: _X, log1p: _X, sin: _X,
         cos: _X, asin: _X, acos: _X, atan: _X, sinh: _X, cosh: _X, asinh: _X, acosh: _X,
-        atanh: _X, erf: _X, erfc: _X, erfinv: _OUT, lgamma: _X, polygamma: _X, abs: _X,
+        atanh: _X, erf: _X, erfc: _X, erfinv: _OUT, i0: _X, i1: _BOTH,
+        lgamma: _X, polygamma: _X, abs: _X,
         add: (), sub: (), complex_: (), mul: ((1,), (0,)), div: ((1,), (1, "out")),
         pow: ((0, 1), (0, "out")), maximum: ((0, 1), (0, 1)), minimum: ((0, 1), (0, 1)),
         atan2: ((0, 1), (0, 1)), fmod: ((), (0, 1)), remainder: ((), (0, 1)),
@@ -471,6 +475,8 @@ logical_not.lower = pointwise("!{0}")
 bitwise_not.lower = pointwise("~{0}", b="!{0}", f=None)
 polygamma.lower = extern("no C polygamma: the NumPy series of _special_math.py")
 erfinv.lower = extern("no C erfinv: the NumPy Newton iteration of _special_math.py")
+i0.lower = extern("no C i0: NumPy's np.i0")
+i1.lower = extern("no C i1: the NumPy series and quadrature of _special_math.py")
 for _p in (conj, real, imag, complex_):
     _p.lower = extern("complex numbers are not generated")
 for _p, _op in {add: "+", sub: "-", mul: "*"}.items():

@@ -70,6 +70,7 @@ register(
     _unary_float("erfc", lambda x: 1 - _erf(x), low=-3, high=3),
     _unary_float("erfinv", lambda x: _erfinv(x), low=-0.99, high=0.99,
                  edge=(0.0, -0.0, 1.0, -1.0, 1.5, math.nan, 1 - 2 ** -53, 1e-30)),
+    _unary_float("i0", np.i0, low=-8, high=8, edge=(0.0, -0.0, 1e-30, 30.0, -700.0, math.nan)),
     _unary_float("sinc", np.sinc, low=-4, high=4, edge=(0.0, -0.0, 1.0, -2.0, 1e-4, math.inf, math.nan)),
     _unary_float("reciprocal", lambda x: 1 / x, low=0.5, high=9, dtypes=_WITH_COMPLEX),
     _unary_float("logit", lambda x: np.log(x / (1 - x)), low=0.05, high=0.95, edge=(0.0, 0.5, 1.0)),

@@ -63,6 +63,11 @@ def _log_ndtr(v):
     return float(mpmath.log(mpmath.ncdf(v)))
 
 
+def _i1(v):
+    import mpmath
+    return v if math.isnan(v) else float(mpmath.besseli(1, v))
+
+
 def _entr(v):
     return -v * math.log(v) if v > 0 else (0.0 if v == 0 else (v if math.isnan(v) else -math.inf))
 
@@ -101,6 +106,9 @@ register(
              sample_inputs=unary_samples(low=-6, high=6, edge=(-40.0, 0.0, math.inf, -math.inf))),
     _special("log_ndtr", ref=_elementwise(_log_ndtr), result_dtype=FLOAT_INPUT,
              sample_inputs=unary_samples(low=-30, high=6, edge=(-40.0, -20.0, 0.0, 10.0))),
+    _special("i1", ref=_elementwise(_i1), dtypes=FLOATING + INTEGRAL, result_dtype=FLOAT_INPUT,
+             sample_inputs=unary_samples(low=-8, high=8, edge=(0.0, -0.0, 1e-30, 1.5, 2.0, 30.0,
+                                                               -700.0, math.nan))),
     _special("entr", ref=_elementwise(_entr), dtypes=FLOATING + INTEGRAL, result_dtype=FLOAT_INPUT,
              sample_inputs=unary_samples(low=0.05, high=4, edge=(-1.0, 0.0, 0.5, math.nan))),
 )
