@@ -63,6 +63,62 @@ def test_normal_icdf_matches_torch_with_grads_and_inverts_cdf():
     assert d.icdf(nt.tensor([0.0, 1.0], dtype=nt.float64)).tolist() == [-math.inf, math.inf]
 
 
+_CONTINUOUS = {"Exponential": (lambda rng: (rng.random(3) + 0.5,), lambda rng: rng.random((4, 3)) * 3),
+               "Laplace": (lambda rng: (rng.standard_normal(3), rng.random(3) + 0.5),
+                           lambda rng: rng.standard_normal((4, 3)) * 2)}
+
+
+@pytest.mark.parametrize("name", list(_CONTINUOUS))
+def test_exponential_and_laplace_match_torch_with_grads(name):
+    """Moments, log_prob, cdf, icdf and entropy equal PyTorch's, values and gradients to
+    every parameter; samples have the right statistics and reparameterized gradients."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    params, values = _CONTINUOUS[name]
+    pairs = [_pair(torch, a) for a in params(rng)]
+    td = getattr(torch.distributions, name)(*(t for t, _ in pairs))
+    od = getattr(D, name)(*(o for _, o in pairs))
+    assert repr(od) == repr(td)
+    v = values(rng)
+    q = rng.random((4, 3)) * 0.98 + 0.01
+    for attr in ("mean", "mode", "variance", "stddev"):
+        _close(getattr(od, attr), getattr(td, attr))
+    for f in (lambda d, lib: d.log_prob(lib.tensor(v)), lambda d, lib: d.cdf(lib.tensor(v)),
+              lambda d, lib: d.icdf(lib.tensor(q)), lambda d, lib: d.entropy()):
+        to, oo = f(td, torch), f(od, nt)
+        _close(oo, to)
+        (to * to).sum().backward()
+        (oo * oo).sum().backward()
+        for t, o in pairs:
+            if t.grad is None:     # Laplace's entropy does not depend on loc
+                assert o.grad is None or not o.grad.numpy().any()
+            else:
+                _close(o.grad, t.grad)
+            t.grad, o.grad = None, None
+    nt.manual_seed(0)
+    s = od.rsample((40000,))
+    assert tuple(s.shape) == (40000, 3) and s.requires_grad
+    np.testing.assert_allclose(s.mean(0).detach().numpy(), od.mean.detach().numpy(), rtol=0.05, atol=0.03)
+    np.testing.assert_allclose(s.std(0).detach().numpy(), od.stddev.detach().numpy(), rtol=0.05)
+    # reparameterized: d (sample mean) / d params estimates d mean / d params
+    leaves = [o for _, o in pairs]
+    g_sample = nt.autograd.grad(s.mean(0).sum(), leaves)
+    g_mean = nt.autograd.grad(od.mean.sum(), leaves, allow_unused=True)
+    for a, b in zip(g_sample, g_mean):
+        b = np.zeros(3) if b is None else b.numpy()
+        np.testing.assert_allclose(a.numpy(), b, rtol=0.05, atol=0.03)
+    with pytest.raises(ValueError, match="to satisfy the constraint GreaterThan"):
+        getattr(D, name)(*([nt.tensor([1.0, -1.0])] * len(params(rng))))
+
+
+def test_exponential_support_is_nonnegative():
+    d = D.Exponential(nt.tensor(2.0))
+    with pytest.raises(ValueError, match=r"support \(GreaterThanEq\(lower_bound=0.0\)\)"):
+        d.log_prob(nt.tensor(-1.0))
+    assert float(d.log_prob(nt.tensor(0.0))) == pytest.approx(math.log(2.0))
+    assert float(D.Exponential(nt.tensor(2.0)).sample((1000,)).min()) >= 0
+
+
 def test_normal_rsample_statistics_and_reparameterized_gradient():
     nt.manual_seed(0)
     loc = nt.tensor([1.0, -2.0], dtype=nt.float64, requires_grad=True)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from .._ops import math as _M
 from .._ops import reduce as _R
 
-__all__ = ["Constraint", "real", "positive", "unit_interval", "boolean", "simplex",
-           "real_vector", "greater_than", "less_than", "interval", "integer_interval"]
+__all__ = ["Constraint", "real", "positive", "nonnegative", "unit_interval", "boolean", "simplex",
+           "real_vector", "greater_than", "greater_than_eq", "less_than", "interval",
+           "integer_interval"]
 
 
 class Constraint:
@@ -45,6 +46,14 @@ class _GreaterThan(Constraint):
 
     def __repr__(self):
         return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value):
+        return self.lower_bound <= value
+
+    def __repr__(self):
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
 
 
 class _LessThan(Constraint):
@@ -109,11 +118,13 @@ class _IndependentReal(Constraint):
 
 real = _Real()
 positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
 unit_interval = _Interval(0.0, 1.0)
 boolean = _Boolean()
 simplex = _Simplex()
 real_vector = _IndependentReal()
 greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 interval = _Interval
 half_open_interval = _HalfOpenInterval
