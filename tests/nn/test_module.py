@@ -69,6 +69,7 @@ def test_named_parameters_buffers_modules_match_torch_names_and_order():
 def test_model_forward_backward_matches_torch_after_copying_state(dtype, rtol, atol):
     # float64 only: the tiny LayerNorm(3) after BatchNorm amplifies float32 rounding ~1e3x.
     torch = oracle()
+    torch.manual_seed(0)    # the weights must not depend on which tests ran before
     ours, theirs = build(nt).to(getattr(nt, dtype)), build(torch).to(getattr(torch, dtype))
     copy_state(ours, theirs)
     x = np.random.default_rng(0).standard_normal((6, 5)).astype(dtype)
@@ -77,7 +78,12 @@ def test_model_forward_backward_matches_torch_after_copying_state(dtype, rtol, a
     out.sum().backward()
     ref.sum().backward()
     for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=rtol, atol=atol, err_msg=n)
+        # An element whose gradient nearly cancels to 0 keeps the rounding of the sum's
+        # largest terms: atol is relative to the tensor's largest gradient (over 30 seeds
+        # the worst such element was 1.7e-12 beside a largest gradient of 4.6).
+        scale = max(1.0, float(np.abs(q.grad.numpy()).max()))
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=rtol, atol=atol * scale,
+                                   err_msg=n)
     for (n, b), (_, c) in zip(ours.named_buffers(), theirs.named_buffers()):
         np.testing.assert_allclose(b.numpy(), c.numpy(), rtol=rtol, atol=atol, err_msg=n)
 
