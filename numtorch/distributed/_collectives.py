@@ -145,15 +145,17 @@ def _all_reduce(tensor, op, group, async_op, check):
     MPI = _mpi()
     mpi_op, wide, avg = _reduce_plan(op, a.dtype, "all_reduce")
 
-    def run():
+    def post():   # Note [Blocking collectives run inline]
         work = a if wide is None else a.astype(wide)
-        pg.comm.Allreduce(MPI.IN_PLACE, work, op=mpi_op)
+        return pg.comm.Iallreduce(MPI.IN_PLACE, work, op=mpi_op), lambda: finish(work)
+
+    def finish(work):
         if avg:
             np.divide(work, pg.size(), out=work)
         if work is not a:
             a[...] = work
     _bump(tensor)
-    return pg.run("all_reduce", run, _sig(a, op=op.name) if check else None, async_op)
+    return pg.run("all_reduce", None, _sig(a, op=op.name) if check else None, async_op, post)
 
 
 def broadcast(tensor, src, group=None, async_op=False):

@@ -304,6 +304,27 @@ def recv_of_the_wrong_size():
 
 
 @check
+def blocking_and_async_all_reduces_interleave_in_order():
+    # a blocking all_reduce runs on the caller's thread only when nothing is queued (Note
+    # [Blocking collectives run inline]); the ranks take different paths here (rank 1 lets
+    # its queue drain, rank 0 does not), and every result must still be the right sum
+    shapes = [(5,), (3, 4), (1000,), (2,), (70, 3)]
+    xs = [t(data(R, s)) for s in shapes * 3]
+    works = []
+    for k, x in enumerate(xs):
+        if k % 3 == 1:
+            if R == 1:
+                time.sleep(0.01)
+            dist.all_reduce(x)
+        else:
+            works.append(dist.all_reduce(x, async_op=True))
+    for w in works:
+        w.wait()
+    for x, s in zip(xs, shapes * 3):
+        close(x, np.sum(everyone(s), 0))
+
+
+@check
 def timeout_instead_of_a_hang():
     slow = dist.new_group([0, 1], timeout=timedelta(seconds=0.5))
     x = t(data(R, (6,)))
