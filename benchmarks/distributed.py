@@ -246,6 +246,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.worker_out:
         return rank_main(args)
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         one = _launch(1, args, os.path.join(tmp, "one.json"))
         many = _launch(args.nproc, args, os.path.join(tmp, "many.json"))
@@ -253,7 +254,8 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"one_rank": one, "ranks": many, "date": time.strftime("%Y-%m-%d %H:%M"),
-                       "cpu_count": os.cpu_count(), "load_avg_after": os.getloadavg()}, f,
+                       "cpu_count": os.cpu_count(), "load_avg_before": load_before,
+                       "load_avg_after": os.getloadavg()}, f,
                       indent=1)
 
 

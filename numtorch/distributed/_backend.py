@@ -26,9 +26,11 @@ it (``Test``) until it completes or the group's timeout passes. The order is sti
 program's (nothing is queued before it, and the thread waits while an inline collective
 runs), the timeout still raises, and two costs go: the hand-off to the thread and back (two
 wake-ups, each a scheduling delay on a busy machine), and MPICH's blocking wait, which in
-MPI_THREAD_MULTIPLE mode yields the processor between polls — on a loaded 2-core machine
-the fixed cost of a small blocking all_reduce fell from ~160 us to ~15 us (best of 41,
-checks on; benchmarks/distributed.py measures both paths). The agreement check (Note
+MPI_THREAD_MULTIPLE mode yields the processor between polls — on the loaded 2-core machine
+the fixed cost of a 1 KB blocking all_reduce fell from ~200 us to ~15-20 us (best of 31,
+checks on), the median from ~250 to ~140-200 us (benchmarks/distributed.py measures both
+paths; results/2026-11-23-2core-load7-distributed.json). The poll spins a few hundred
+times, then yields between tests: a peer rank descheduled on a busy machine gets to run. The agreement check (Note
 [Checking that ranks agree]) is polled the same way. Asynchronous collectives keep the
 thread, which waits inside MPI without the GIL so that backward computes meanwhile. MPI
 never matches a blocking collective with a non-blocking one, so every all_reduce and every
@@ -232,8 +234,9 @@ def _poll(request, deadline):
     test, clock, give_way, n = request.Test, time.monotonic, os.sched_yield, 0
     while not test():
         n += 1
-        if n & 15 == 0:
-            give_way()   # let a descheduled peer rank (or other work) run on this core
+        if n & 15 == 0 and n > 256:
+            # spun a while (tens of us): the peer rank may be off the processor, let it run
+            give_way()
             if n & 1023 == 0 and clock() > deadline:
                 return False
     return True
