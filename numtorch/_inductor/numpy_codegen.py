@@ -144,13 +144,17 @@ class _Plan:
 # dtype is used (made contiguous for C kernels); any other change is an error naming the
 # tensor (under compile, dynamo's guards on captured tensors recompile before that).
 
-def const_reads(graph, ns, contiguous=False):
+def const_reads(graph, ns, contiguous=False, used=None):
     """Lines binding ``_c{j}`` to the array of the graph's ``j``-th captured tensor, read
-    per call (Note [Captured tensors are read per call]); ``contiguous``: as C kernels
-    need it. Fills ``ns`` with what the lines use (``_ct{j}`` is the Tensor itself)."""
+    per call (Note [Captured tensors are read per call]), for those whose id is in ``used``
+    (default: all); ``contiguous``: as C kernels need it. Fills ``ns`` with what the lines
+    use (``_ct{j}`` is the Tensor itself)."""
     lines = []
     ns["_const_changed"] = _const_changed
     for j, c in enumerate(graph.consts):
+        ns[f"_ct{j}"] = c.value
+        if used is not None and id(c) not in used:
+            continue
         d = c.value._data
         ns[f"_ct{j}"], ns[f"_ca{j}"] = c.value, d
         lines.append(f"_c{j} = _ct{j}._data")

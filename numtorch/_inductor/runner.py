@@ -209,7 +209,8 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
             lines.append(f"if not x{k}.flags.c_contiguous: x{k} = _contig(x{k})")
     for j, c in enumerate(graph.consts):
         names[id(c)] = f"_c{j}"
-    lines += numpy_codegen.const_reads(graph, ns, contiguous=True)
+    reads = used | {id(v) for s in sched.steps if not isinstance(s, Kernel) for v in s.ins}
+    lines += numpy_codegen.const_reads(graph, ns, contiguous=True, used=reads)
     for v in buffers.order:
         if id(v) in sched.comps:
             names[id(v)] = n = buffers.names[id(v)]
