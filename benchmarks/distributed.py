@@ -12,7 +12,8 @@ MPI ranks (through ``numtorch.distributed.run``) and prints:
   each, same global batch), and per step on the ranks: backward time, the time the
   communication thread spent in all-reduces, and the part of it not hidden behind backward
   (what the end-of-backward wait cost), for several bucket sizes — one bucket for the whole
-  model can't overlap; smaller ones start while backward still runs.
+  model can't overlap; smaller ones start while backward still runs. Also ``compile(ddp)``
+  (aot_eager) with 1 MB buckets, with and without the graph split at the buckets.
 
 Timings on a shared machine are noisy; each figure is a median.
 """
@@ -111,15 +112,22 @@ def bench_ddp(quick, world):
     y = torch.randn(per_rank, 10)
     out = {"model": f"MLP {depth}x{width} float32", "global_batch": global_batch, "runs": []}
     from numtorch.nn.parallel import distributed as ddp_module
-    caps = [None] if world == 1 else ["one", 25, 4, 1]
+    caps = [None] if world == 1 else ["one", 25, 4, 1, "1 compiled", "1 compiled, no split"]
     for cap in caps:
         model = mlp(torch, width, depth)
+        compiled = isinstance(cap, str) and "compiled" in cap
+        torch._dynamo.config.optimize_ddp = "no split" not in str(cap)
         if cap == "one":   # a single bucket (no 1 MB first bucket): nothing can overlap
             saved, ddp_module._DEFAULT_FIRST_BUCKET_BYTES = ddp_module._DEFAULT_FIRST_BUCKET_BYTES, 1 << 40
             net = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=1 << 20)
             ddp_module._DEFAULT_FIRST_BUCKET_BYTES = saved
         else:
-            net = model if cap is None else nn.parallel.DistributedDataParallel(model, bucket_cap_mb=cap)
+            net = model if cap is None else nn.parallel.DistributedDataParallel(
+                model, bucket_cap_mb=1 if compiled else cap)
+        # compile(ddp): the graph split at the buckets (numtorch/_dynamo/ddp_optimizer.py)
+        # lets each bucket's all-reduce start during backward; without the split, one
+        # backward node makes every gradient at the end
+        fwd = torch.compile(net, backend="aot_eager") if compiled else net
         opt = torch.optim.SGD(net.parameters(), lr=1e-3)
         step_t, back_t, busy_t, wait_t, alone_t = [], [], [], [], []
         for s in range(steps + 1):
@@ -127,7 +135,7 @@ def bench_ddp(quick, world):
                 dist.barrier()
             t0 = time.perf_counter()
             opt.zero_grad()
-            loss = nn.functional.mse_loss(net(x), y)
+            loss = nn.functional.mse_loss(fwd(x), y)
             t1 = time.perf_counter()
             loss.backward()
             t2 = time.perf_counter()
@@ -154,6 +162,7 @@ def bench_ddp(quick, world):
                        exposed_wait=statistics.median(wait_t),
                        allreduce_alone=statistics.median(alone_t))
         out["runs"].append(run)
+    torch._dynamo.config.optimize_ddp = True
     return out
 
 
@@ -233,7 +242,8 @@ def report(one, many):
               f"{hidden * 100:>6.0f}%")
     print("allreduce: the step's bucket all-reduces run alone, ranks in step (what the "
           "communication costs); exposed: what the end-of-backward wait cost inside the step; "
-          "hidden = 1 - exposed/allreduce. bucket_cap_mb 'one': the whole model in one bucket.")
+          "hidden = 1 - exposed/allreduce. bucket_cap_mb 'one': the whole model in one bucket; "
+          "'compiled': torch.compile(ddp, backend='aot_eager').")
 
 
 def main(argv=None):
