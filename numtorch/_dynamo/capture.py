@@ -16,7 +16,7 @@ from ..func._trace import TraceTracer
 from . import numpy_capture
 from .builtins_table import user_code
 from .guards import CONSTANT_TYPES, Source
-from .values import SymFunction, SymIterator
+from .values import SymFunction, SymIterator, Unsupported
 
 
 class Capture:
@@ -85,6 +85,13 @@ class Capture:
         elif type(real) is dict and all(type(k) in (str, int) for k in real):
             g.dict_keys(src, real)
             sym = {k: self.wrap(x, src.item(k)) for k, x in real.items()}
+        elif isinstance(real, dict):
+            # Keys that are objects (a momentum buffer per parameter) or a dict subclass:
+            # its lookups would run unguarded at capture time and its stores would put
+            # trace values into the real dict. Not modelled: the rest runs eagerly.
+            raise Unsupported(f"a {type(real).__name__} keyed by objects ({src.words})",
+                              "key it by strings or ints, or use it outside the compiled "
+                              "function")
         elif _fresh_closure(real):
             sym = self._closure_function(real, src)
         elif isinstance(real, (types.FunctionType, types.BuiltinFunctionType, type,

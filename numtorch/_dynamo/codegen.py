@@ -187,11 +187,17 @@ class Codegen:
         kinds = ["null" if v is NULL else "value" for v in stack]
         return args, kinds, unbound
 
-    def build(self, graph_call, detach=(), enable_grad=False):
+    def build(self, graph_call, detach=(), enable_grad=False, keep_history=()):
         """The ``___run`` function: graph call first, then the emitted lines. ``detach``:
         indices of graph outputs that carry no derivative (computed under no_grad);
-        ``enable_grad``: run the graph with grad enabled (Note [Grad mode in the graph])."""
+        ``enable_grad``: run the graph with grad enabled (Note [Grad mode in the graph]);
+        ``keep_history``: sources of inputs written under no_grad, whose autograd history
+        the call must not change (Note [Writes under no_grad] in eval_frame.py)."""
         head = ["def ___run(L, G, C):"]
+        if graph_call is not None and keep_history:
+            self.scope["___history"] = _history
+            self.scope["___restore_history"] = _restore_history
+            head.append(f"    ___h = ___history(({', '.join(keep_history)},))")
         if graph_call is not None and enable_grad:
             # grad is enabled somewhere inside a frame entered with it disabled: run the
             # graph recording (its disabled parts read through stop_gradient)
@@ -200,6 +206,8 @@ class Codegen:
             head.append(f"        ___o = ___graph({', '.join(graph_call)})")
         elif graph_call is not None:   # a graph of captured constants only has no inputs
             head.append(f"    ___o = ___graph({', '.join(graph_call)})")
+        if graph_call is not None and keep_history:
+            head.append("    ___restore_history(___h)")
         if detach:
             self.scope["___detach"] = _detach_outputs
             head.append(f"    ___o = ___detach(___o, {tuple(detach)!r})")
@@ -213,6 +221,15 @@ class Codegen:
 
 _STATEFUL_ITERATORS = (type(iter([])), type(iter(())), type(iter(range(0))), type(iter({})),
                        map, filter, zip, enumerate, reversed)
+
+
+def _history(tensors):
+    return [(t, t.grad_fn, t._output_nr, t._requires_grad) for t in tensors]
+
+
+def _restore_history(saved):
+    for t, grad_fn, output_nr, requires_grad in saved:
+        t.grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
 
 
 def _enable_grad():

@@ -358,7 +358,9 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
     if env is not None:   # Note [Shape guards are cache guards] in shapes.py
         shapes.shape_guards(env, [s for _, s, _ in cap.inputs], cap.guards)
     live = {id(v) for v in gen.outputs}
+    keep_history = []
     if cap.grad_marks:
+        keep_history = [cap.inputs[i][1].expr for i in _written_without_grad(cap)]
         _stop_gradients(cap)
     nodes = _dce(cap.interp.nodes, live)
     used = set(live)
@@ -385,7 +387,7 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
         logging.getLogger("numtorch._dynamo.graph_code").debug("TRACED GRAPH\n%s", graph)
     detach = _nondiff_outputs(cap, graph) if graph is not None and cap.grad_marks else ()
     run = gen.build(graph_call, detach, not cap.grad_initial and
-                    any(mode for _, mode in cap.grad_marks))
+                    any(mode for _, mode in cap.grad_marks), keep_history)
     guard = cap.guards.build()
     logging.getLogger("numtorch._dynamo.guards").debug("GUARDS for %s:\n%s", code.co_name,
                                                        guard.text)
@@ -406,6 +408,39 @@ def _node_modes(cap):
             mode = marks.pop(0)[1]
         modes.append(mode)
     return modes
+
+
+# Note [Writes under no_grad]
+# ``with no_grad(): p.add_(u)`` on a tensor that requires grad (a hand-written SGD step)
+# changes p's values but not its autograd history: p stays a leaf. A captured graph runs
+# with grad enabled when any part of it records (Note [Grad mode in the graph]), and its
+# writes into inputs are `copy_to` nodes bound in that mode, so the write would give p the
+# copy's grad_fn (p a non-leaf: the next backward never reaches p.grad). The generated code
+# therefore keeps the history of each input last written under no_grad across the graph
+# call. A later read of the written value with grad enabled in the same graph would need
+# eager's per-op modes (its gradient reaches p, not the copy): such a frame runs eagerly.
+def _written_without_grad(cap):
+    """Positions in ``cap.inputs`` of tensors that require grad whose last write in the
+    graph ran under no_grad (Note [Writes under no_grad])."""
+    position = {id(v): i for i, (v, _, _) in enumerate(cap.inputs)}
+    holds = {}        # id(var) -> input position whose value it is after a no_grad write
+    keep = set()
+    for node, mode in zip(cap.interp.nodes, _node_modes(cap)):
+        if mode and any(id(v) in holds for v in node.ins):
+            raise Unsupported("a tensor written under no_grad is read with grad enabled in "
+                              "the same graph", "the frame runs eagerly")
+        j = node.prim.mutates
+        if j is None:
+            continue
+        i = position.get(id(node.ins[j]), holds.get(id(node.ins[j])))
+        if i is None or not cap.inputs[i][2].requires_grad:
+            continue
+        if mode:
+            keep.discard(i)
+        else:
+            keep.add(i)
+            holds.update({id(node.ins[j]): i, **{id(v): i for v in node.outs}})
+    return sorted(keep)
 
 
 def _stop_gradients(cap):

@@ -84,8 +84,10 @@ class Frame:
             self.pc += 1
             try:
                 out = handler(inst)
-            except Unsupported:
+            except Unsupported as u:
                 self.pc -= 1
+                if not u.stack:                  # raised below the frame (Capture.wrap)
+                    u.stack = self.user_stack()
                 raise
             except SymRaise as r:
                 if not self.handle(r.exc, inst):
@@ -279,6 +281,8 @@ class Frame:
         except Exception as e:
             self.unsupported(f"getattr({type(obj).__name__}, {name!r}) raised "
                              f"{type(e).__name__}: {e}", "check the attribute name")
+        if name == "grad" and cap.is_trace(obj):
+            return self._grad_of(obj, real)
         if cap.is_trace(obj) or isinstance(obj, (SymIterator, SymCell)) or \
                 numpy_capture.is_symbolic_array(obj, cap):
             return real
@@ -290,6 +294,17 @@ class Frame:
         if isinstance(real, types.MethodType) and real.__self__ is obj:
             return real          # bound method: identity of the function is guarded below
         return cap.wrap(real, src.attr(name))
+
+    def _grad_of(self, sym, traced_grad):
+        """``t.grad`` of a tensor input: the real tensor's ``.grad``, read from its source
+        (a graph input when it is a tensor, a guard when it is None). The trace tensor
+        standing for ``t`` has no grad of its own: reading it gave None (a hand-written
+        SGD step ``p -= lr * p.grad`` failed compiled)."""
+        src = self.cap.source_of.get(id(sym))
+        real = next((r for _, s, r in self.cap.inputs if s is src), None) if src else None
+        if real is None:
+            return traced_grad          # made inside the graph: its grad is its own
+        return self.cap.wrap(real.grad, src.attr("grad"))
 
     def STORE_ATTR(self, inst):
         obj, v = self.pop(), self.pop()
