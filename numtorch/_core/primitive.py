@@ -217,9 +217,13 @@ grad_mode = [True]
 # requires grad would carry a stale grad_fn. Capture's trace (numtorch._dynamo) therefore
 # claims every bind with tensor operands while it is the innermost interpreter: the
 # concrete tensors become the graph's captured constants and the op a node, as PyTorch's
-# capture lifts parameters. Binds on 0-d tensors that do not require grad only (the
-# scalars Python numbers become, broadcast for `x + 1`) still fold, as before: they are
-# fresh values, not state. Only binds under a non-empty stack pay for the check.
+# capture lifts parameters. Binds on 0-d tensors that do not require grad and were made
+# inside the function (the scalars Python numbers become, broadcast for `x + 1`) still
+# fold, as before: they are fresh values, not state. A 0-d buffer from outside is state
+# (BatchNorm's ``num_batches_tracked.add_(1)``): folding it ran the write at capture time,
+# so a first compiled call counted each capture attempt too; the eager in-place fast path
+# (`_ufunc_inplace` in _ops/methods.py) steps aside under a capture for the same reason.
+# Only binds under a non-empty stack pay for the check.
 
 def bind(prim, *args, **params):
     """Apply ``prim`` to Tensor ``args``: the one dispatch point (Note [Interpreter stack])."""
@@ -239,7 +243,7 @@ def bind(prim, *args, **params):
         if params and SYMBOLIC_OWNERS:
             top = symbol_owner(params)   # Note [Symbolic params]
         if top is None and args and STACK[-1].claims_constants and any(
-                a._requires_grad or a._data.ndim for a in args):
+                a._requires_grad or a._data.ndim or not STACK[-1].made_here(a) for a in args):
             top = STACK[-1]              # Note [Capture claims constants]
     if top is not None:
         if not top.active:

@@ -13,7 +13,7 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core.meta import MetaArray
-from .._core.primitive import bind, grad_mode
+from .._core.primitive import STACK, bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Size, Tensor, _canonical_dim, wrap, wrap_array
 from .._core.symbolic import Sym
 from .._prims import creation as C
@@ -219,6 +219,9 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
     ``compute_dtype(promoted) -> dtype`` overrides the dtype the primitive runs in
     (true division of integers runs in the default float dtype).
     """
+    if STACK and STACK[-1].claims_constants:
+        # a capture records ops on concrete tensors (Note [Capture claims constants])
+        return _strict_binary(prim, a, b, compute_dtype)
     if a.__class__ in TENSOR_TYPES and b.__class__ in TENSOR_TYPES and compute_dtype is None:
         # Two eager tensors of one dtype (x + y): nothing to promote (Note [Eager fast path]).
         xa, xb = a._data, b._data

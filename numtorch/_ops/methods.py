@@ -10,7 +10,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.tensor import Tensor, device as _device
 from . import creation, index, inplace as _inplace, linalg, math, reduce, shape, sorting
-from .._core.primitive import grad_mode
+from .._core.primitive import STACK, grad_mode
 from .._prims import elementwise as E
 from ._common import _fast_operand, fast_result_dtype, result_type, to_tensor
 
@@ -177,7 +177,8 @@ def _ufunc_inplace(prim, generic, compute_dtype=None):
     """``x.add_(y)`` etc.: with no autograd involved, the ufunc writes into x's buffer."""
     def m(self, other, *args, **kwargs):
         d = self._data
-        if not args and d.__class__ is np.ndarray and not (self._requires_grad and grad_mode[0]):
+        if not args and d.__class__ is np.ndarray and not (self._requires_grad and grad_mode[0]) \
+                and not (STACK and STACK[-1].claims_constants):   # Note [Capture claims constants]
             alpha = kwargs.pop("alpha", 1) if len(kwargs) == (1 if "alpha" in kwargs else 0) else None
             if alpha is not None:
                 if alpha != 1:

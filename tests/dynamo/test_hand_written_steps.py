@@ -105,3 +105,34 @@ def test_value_written_under_no_grad_then_read_with_grad_gets_eagers_gradient():
     np.testing.assert_array_equal(w2, w1)
     np.testing.assert_array_equal(g2, g1)
     assert leaf1 and leaf2
+
+
+def test_batchnorm_counts_one_batch_per_compiled_call():
+    """num_batches_tracked.add_(1) on a library module's 0-d buffer ran at capture time
+    (the eager fast path folded it), so the first compiled call counted every capture
+    attempt (Note [Capture claims constants])."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4), torch.nn.ReLU())
+    ref = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4), torch.nn.ReLU())
+    ref.load_state_dict(m.state_dict())
+    dynamo.reset()
+    c = torch.compile(m, backend="eager")
+    x = torch.randn(8, 4)
+    for n in (1, 2, 3):
+        np.testing.assert_allclose(c(x).detach().numpy(), ref(x).detach().numpy(), rtol=1e-6)
+        assert int(m[1].num_batches_tracked) == int(ref[1].num_batches_tracked) == n
+    np.testing.assert_allclose(m[1].running_mean.numpy(), ref[1].running_mean.numpy(), rtol=1e-6)
+
+
+def test_scalar_ops_on_captured_buffers_are_not_folded():
+    """A library module's buffer is state: ``buffer + 1`` under capture is a graph node,
+    not a constant computed at capture time."""
+    from numtorch._core.primitive import pop, push
+    from numtorch.func._trace import TraceInterpreter
+    t = torch.ones(3)
+    interp = push(TraceInterpreter(claims_constants=True))
+    try:
+        kinds = {type((t + 1)._data).__name__, type((t * t)._data).__name__}
+    finally:
+        pop(interp)
+    assert kinds == {"TraceTracer"}
