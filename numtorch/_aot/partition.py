@@ -34,8 +34,9 @@ from .maxflow import INF, min_cut
 # edges are cut are what the forward saves, and everything between them and the
 # backward is recomputed there. What may be recomputed is what the inductor backend
 # fuses: primitives whose `lower` rule is pointwise or movement (cheap, and fused into
-# the backward's kernels). Contractions, convolutions, reductions, random draws (a
-# recomputed draw would differ), externs and regions are banned from recomputation.
+# the backward's kernels). Contractions, convolutions, reductions, random draws (externs;
+# recomputing one from its saved state would be exact, Note [Random state as a value], but
+# is not built), externs and regions are banned from recomputation.
 # Saving a primal input costs 0 bytes: the autograd node keeps its inputs alive anyway
 # (as eager autograd does), so recomputing from an input is free in memory.
 # Measured on the MLP 784-512-256-10 with batch 128, float32, cross-entropy loss (the

@@ -18,8 +18,8 @@ import numpy as np
 # may return one, e.g. a full reduction; only 0-d outputs can be one, so only they are
 # checked). Params are passed as keyword arguments naming module-level constants of the
 # generated code, so no dict is built per call. The graph must be pure (no node writing
-# an operand, Note [Effects]: those graphs are inlined instead, Note [Calling a graph]). Random draws
-# call their impl, as eager does without a transform.
+# an operand, Note [Effects]: those graphs are inlined instead, Note [Calling a graph]). A random draw
+# is an ordinary node: its impl draws from its state operand (Note [Random state as a value]).
 
 _IDENT_OK = str.isidentifier
 
