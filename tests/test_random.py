@@ -343,3 +343,18 @@ def test_compiled_vmap_with_different_randomness_equals_eager(backend):
     cf = torch.compile(f, backend=backend, fullgraph=True)
     torch.manual_seed(3)
     assert torch.equal(cf(xs), e1) and torch.equal(cf(xs), e2)
+
+
+def test_a_compiled_function_draws_from_the_generator_it_is_given():
+    def f(x, gen):
+        return x + torch.rand(3, generator=gen)
+    x = torch.zeros(3)
+    expected = [f(x, torch.Generator().manual_seed(s)) for s in (1, 2)]
+    torch._dynamo.reset()
+    cf = torch.compile(f, backend="eager")
+    gens = [torch.Generator().manual_seed(s) for s in (1, 2)]
+    assert torch.equal(cf(x, gens[0]), expected[0])
+    assert torch.equal(cf(x, gens[1]), expected[1])    # not the first call's generator
+    again = torch.Generator().manual_seed(1)
+    f(x, again)
+    np.testing.assert_array_equal(gens[0].state_array(), again.state_array())

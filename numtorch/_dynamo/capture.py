@@ -168,15 +168,18 @@ class Capture:
     # the frame writes back (`write_state`) with its other side effects (codegen.py). So
     # every backend compiles an ordinary pure graph, a compiled function run after
     # manual_seed(s) draws eager's numbers, and two calls draw different ones. No guard: a
-    # state's type never changes. (The generator is held by identity, as a param was.)
+    # state's type never changes. A generator the frame reads from somewhere (an argument,
+    # a global) is re-read there on each run, so another generator of the same type draws
+    # its own numbers; one reached only inside numtorch (the default one) is held as is.
     def lift_rng(self, generator):
         """A graph input for ``generator``'s state, read at each run of the frame."""
         from .._core.tensor import wrap as twrap
         from .._prims.random import STATE_SHAPE, read_state
         g = self.guards
-        src = Source(f"{g.const(read_state)}({g.const(generator)})",
-                     f"the state of {generator!r}")
-        self.side_effects.append(("rng", generator))
+        where = self.source_of.get(id(generator))   # an argument, a global, ...: re-read
+        gen = where.expr if where is not None else g.const(generator)
+        src = Source(f"{g.const(read_state)}({gen})", f"the state of {generator!r}")
+        self.side_effects.append(("rng", generator, gen))
         return self.tensor_input(twrap(generator.state_array()), src, STATE_SHAPE)
 
     def _closure_function(self, real, src):

@@ -170,10 +170,10 @@ class Codegen:
                 _, cell, v, where = eff
                 self.emit(f"{where or self.const(cell)}.cell_contents = {self.expr(v)}")
             elif kind == "rng":   # Note [Random state in capture] (capture.py)
-                _, gen = eff
+                _, gen, gen_expr = eff
                 from .._prims.random import write_state
                 state = self.cap.interp.rng[id(gen)][2]
-                self.emit(f"{self.const(write_state)}({self.const(gen)}, {self.expr(state)})")
+                self.emit(f"{self.const(write_state)}({gen_expr}, {self.expr(state)})")
         if self.cap.grad_enabled != self.cap.grad_initial:
             # a grad-mode block still open at a break (or set_grad_enabled called bare):
             # its mode holds from here on (Note [Grad mode in the graph])
