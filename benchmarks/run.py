@@ -235,7 +235,9 @@ def machine_info():
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (< 60 s)")
-    p.add_argument("--filter", default=None, help="only workloads whose name contains this")
+    p.add_argument("--filter", default=None,
+                   help="only workloads whose name contains this or whose group is this; "
+                        "several, comma-separated, select their union")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS),
                    help=f"comma-separated subset of {','.join(FRAMEWORKS)}")
     p.add_argument("--json", default=DEFAULT_JSON, help="where to write results ('' for none)")
@@ -254,8 +256,9 @@ def main(argv=None):
         if has_nn():
             memory.register()
     _register_imports()
-    selected = [w for w in WORKLOADS if args.filter is None
-                or args.filter.lower() in w.name.lower() or args.filter.lower() == w.group]
+    wanted = None if args.filter is None else [f.strip().lower() for f in args.filter.split(",")]
+    selected = [w for w in WORKLOADS if wanted is None
+                or any(f in w.name.lower() or f == w.group for f in wanted)]
 
     def log(s):
         print(s, end="", file=sys.stderr, flush=True)

@@ -58,7 +58,7 @@ def _record_calls():
                 seen.setdefault(key, ([a.copy() for a in arrays], dict(params)))
         return original(prim, args, params)
     P.eval_bind = engine.eval_bind = recording_eval_bind
-    _common._fast_operand = lambda x: None
+    _common._fast_operand = lambda x, *_: None
     R.EAGER_FAST_PATH[0] = False   # random draws bind their primitive too
     try:
         for op in op_db:

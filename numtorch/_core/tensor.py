@@ -474,7 +474,7 @@ def eval_bind(prim, args, params):
         x, y = args[0]._data, args[1]._data
         if x.__class__ is not ndarray or y.__class__ is not ndarray:
             return _meta_eval(prim, [x, y], params)
-        out = prim.impl(x, y, **params)
+        out = prim.impl(x, y, **params) if params else prim.impl(x, y)
     else:
         arrays = [a._data for a in args]
         for d in arrays:

@@ -118,7 +118,10 @@ def match_device(*ts):
     PyTorch lets a 0-d CPU tensor (a wrapped Python scalar) meet a tensor of any device; it
     must join the meta operand before broadcasting makes it a dimensioned CPU tensor.
     """
-    if not any(t._data.__class__ is MetaArray for t in ts):
+    for t in ts:
+        if t._data.__class__ is MetaArray:
+            break
+    else:
         return ts
     return tuple(wrap(MetaArray((), t._data.dtype)) if t._data.__class__ is ndarray
                  and t._data.ndim == 0 else t for t in ts)
@@ -174,8 +177,12 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
                 f"The expanded size of the tensor ({target}) must match the existing size "
                 f"({n}) at non-singleton dimension {nd - len(xs) + i}.  Target sizes: "
                 f"{list(shape)}.  Tensor sizes: {list(xs)}")
-    return bind(S.broadcast_in_dim, x, shape=shape,
-                broadcast_dimensions=tuple(range(nd - len(xs), nd)))
+    dims = tuple(range(nd - len(xs), nd))
+    d = x._data
+    if d.__class__ is ndarray and not x._requires_grad and not STACK:
+        # What `bind` would do for a constant (a Python number's tensor): evaluate, unrecorded.
+        return wrap(S.broadcast_in_dim.impl(d, shape=shape, broadcast_dimensions=dims))
+    return bind(S.broadcast_in_dim, x, shape=shape, broadcast_dimensions=dims)
 
 
 # ---------------------------------------------------------------------------------------
@@ -184,18 +191,21 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
 # exactly NumPy's ufunc applied to the promoted operands: NumPy broadcasts the way
 # broadcast_in_dim would, and a Python scalar passed as-is is a "weak" operand under
 # NEP 50, just as PyTorch treats wrapped numbers. So the fast path skips the explicit
-# broadcast and the scalar-to-tensor conversion and calls the primitive's impl once. Any
+# broadcast and the scalar-to-tensor conversion and calls the primitive's impl once. A
+# primitive without derivatives (`nondiff`: comparisons) takes it even when an operand
+# requires grad, as long as the interpreter stack is empty (a transform may claim the call,
+# Note [Capture claims constants]): autograd would record nothing for it anyway. Any
 # other case takes the strict path: tensors, converts, broadcasts, and `bind`s.
 
 _PROMOTE_CACHE: dict = {}
 
 
-def _fast_operand(x):
+def _fast_operand(x, nondiff=False):
     """(array or scalar, promotion key) for an operand the eager fast path can take, else None."""
     c = x.__class__
     if c in TENSOR_TYPES:
         d = x._data
-        if d.__class__ is ndarray and not (x._requires_grad and grad_mode[0]):
+        if d.__class__ is ndarray and (not (x._requires_grad and grad_mode[0]) or nondiff):
             return d, (d.dtype, d.ndim == 0)
         return None
     if c in _SCALARS:
@@ -217,18 +227,27 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
     """Apply an elementwise binary primitive with promotion and broadcasting.
 
     ``compute_dtype(promoted) -> dtype`` overrides the dtype the primitive runs in
-    (true division of integers runs in the default float dtype).
+    (true division of integers runs in the default float dtype); it must map floating and
+    complex dtypes to themselves.
     """
     if STACK and STACK[-1].claims_constants:
         # a capture records ops on concrete tensors (Note [Capture claims constants])
         return _strict_binary(prim, a, b, compute_dtype)
-    if a.__class__ in TENSOR_TYPES and b.__class__ in TENSOR_TYPES and compute_dtype is None:
-        # Two eager tensors of one dtype (x + y): nothing to promote (Note [Eager fast path]).
+    if a.__class__ in TENSOR_TYPES and b.__class__ in TENSOR_TYPES:
         xa, xb = a._data, b._data
-        if xa.__class__ is ndarray and xb.__class__ is ndarray and xa.dtype is xb.dtype and \
-                not ((a._requires_grad or b._requires_grad) and grad_mode[0]):
-            return _fast_call(prim, xa, xb, a, b)
-    fa, fb = _fast_operand(a), _fast_operand(b)
+        if xa.__class__ is ndarray and xb.__class__ is ndarray and xa.dtype is xb.dtype and (
+                compute_dtype is None or xa.dtype.kind in "fc"):
+            # Two eager tensors of one dtype (x + y): nothing to promote (Note [Eager fast path]).
+            if not ((a._requires_grad or b._requires_grad) and grad_mode[0]) or (
+                    prim.nondiff and not STACK):
+                return _fast_call(prim, xa, xb, a, b)
+            sa, sb = xa.shape, xb.shape
+            if len(sa) == len(sb) and sa == sb:   # lengths first: Note [Comparing shapes]
+                return bind(prim, a, b)   # recorded by autograd; nothing to convert
+    # A comparison's result carries no gradient: operands that require grad may take the
+    # fast path too, unless a transform (which may claim the call) is active.
+    nondiff = prim.nondiff and not STACK
+    fa, fb = _fast_operand(a, nondiff), _fast_operand(b, nondiff)
     if fa is None or fb is None or (fa[0].__class__ is not ndarray and fb[0].__class__ is not ndarray):
         return _strict_binary(prim, a, b, compute_dtype)
     # Note [Eager fast path]
@@ -287,8 +306,10 @@ def _strict_binary(prim, a, b, compute_dtype):
         dt = result_type(a, b)
         dt = _PROMOTE_CACHE[key] = compute_dtype(dt) if compute_dtype is not None else dt
     a, b = match_device(to_tensor(a, dt), to_tensor(b, dt))
-    if len(a._data.shape) != len(b._data.shape) or a._data.shape != b._data.shape:
-        shape = broadcast_shapes(a._data.shape, b._data.shape)
+    sa, sb = a._data.shape, b._data.shape
+    if len(sa) != len(sb) or sa != sb:
+        # A 0-d operand (a Python number) takes the other's shape; else broadcast both.
+        shape = sa if not sb else sb if not sa else broadcast_shapes(sa, sb)
         a, b = broadcast_to(a, shape), broadcast_to(b, shape)
     return bind(prim, a, b)
 

@@ -9,14 +9,16 @@ import builtins
 import math
 
 import numpy as np
+from numpy import ndarray
 
 from .._core import dtypes as _dt
-from .._core.primitive import bind
-from .._core.tensor import Tensor
+from .._core.primitive import STACK, bind, grad_mode
+from .._core.tensor import Tensor, wrap
 from .._prims import elementwise as E
-from ._common import (broadcast_to, check_tensor, convert, elementwise_binary,
-                      elementwise_operands, float_dtype_for, is_scalar, match_device,
-                      result_type, scalar_type_name, to_tensor, unary_float)
+from ._common import (_PROMOTE_CACHE, _promotion_key, broadcast_shapes, broadcast_to,
+                      check_tensor, convert, elementwise_binary, elementwise_operands,
+                      float_dtype_for, is_scalar, match_device, result_type, scalar_type_name,
+                      to_tensor, unary_float)
 from ._backward_names import backward_name
 
 
@@ -530,15 +532,23 @@ def where(condition, input=None, other=None):
     if condition._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {scalar_type_name(condition.dtype)}")
-    dt = result_type(input, other)
+    dt = _where_dtype(input, other)
     condition, x, y = match_device(condition, to_tensor(input, dt), to_tensor(other, dt))
-    shape = _broadcast3(condition, x, y)
+    sc, sx, sy = condition._data.shape, x._data.shape, y._data.shape
+    if len(sc) == len(sx) and sc == sx and (not sy or sy == sc):   # Note [Comparing shapes]
+        shape = sc   # where(c, g, 0.0), as in every ReLU's gradient: broadcast the number only
+    else:
+        shape = broadcast_shapes(sc, sx, sy)
     return bind(E.select, broadcast_to(condition, shape), broadcast_to(x, shape), broadcast_to(y, shape))
 
 
-def _broadcast3(c, x, y):
-    from ._common import broadcast_shapes
-    return broadcast_shapes(c._data.shape, x._data.shape, y._data.shape)
+def _where_dtype(input, other):
+    """``result_type(input, other)``, cached per operand kind (where runs in every ReLU)."""
+    key = (_promotion_key(input), _promotion_key(other), "where", _dt._default[0])
+    dt = _PROMOTE_CACHE.get(key)
+    if dt is None:
+        dt = _PROMOTE_CACHE[key] = result_type(input, other)
+    return dt
 
 
 def _out(result, out):
@@ -552,9 +562,30 @@ def _out(result, out):
 def relu(input):
     """Rectified linear unit: ``max(input, 0)``, NaN kept, gradient 0 at 0 as in PyTorch."""
     check_tensor(input, "input", "relu")
-    if input._data.dtype == np.bool_:
+    d = input._data
+    if d.dtype == np.bool_:
         raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
-    return where(input <= 0, 0, input)
+    if d.dtype.kind not in "fiu":
+        return where(input <= 0, 0, input)
+    # where(input <= 0, 0, input) with one zero for both uses (Note [ReLU's zero]).
+    if d.__class__ is ndarray and not STACK and not (input._requires_grad and grad_mode[0]):
+        zero = _ZEROS.get(d.dtype)
+        if zero is None:
+            zero = _ZEROS[d.dtype] = np.zeros((), d.dtype)
+        return wrap(E.select.impl(E.le.impl(d, zero), zero, d))
+    _, zero = match_device(input, to_tensor(0, _dt.from_numpy(d.dtype)))
+    zero = broadcast_to(zero, d.shape)
+    return bind(E.select, bind(E.le, input, zero), zero, input)
+
+
+# Note [ReLU's zero]
+# ReLU is `where(input <= 0, 0, input)`, PyTorch's value at 0 and its NaN (kept), with the
+# gradient 0 at 0. Spelled out, `where` would convert and broadcast the zero twice (once
+# for the comparison, once for the selection) and look up promotion twice; ReLU runs on
+# every layer of every MLP, so it binds one broadcast zero for both. Eager without grad it
+# calls the two impls directly on a cached 0-d zero (NumPy broadcasts it, the values are
+# the same).
+_ZEROS: dict = {}
 
 
 # `from ._ops.math import *` (numtorch/__init__.py) exports the ops defined here, never the

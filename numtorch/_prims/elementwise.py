@@ -385,7 +385,7 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 def _select_impl(c, x, y):
     uint = _UINT.get(x.dtype.itemsize)
-    if x.size < _BLEND_MIN_SIZE or uint is None:
+    if c.size < _BLEND_MIN_SIZE or uint is None:   # c: x or y may be a 0-d (broadcast) operand
         return np.where(c, x, y)
     yi = y.view(uint)
     mask = c.astype(uint)

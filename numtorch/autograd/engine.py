@@ -60,12 +60,30 @@ class Node:
         self.seq = _next_seq()   # creation order (Notes [Post-accumulate-grad hooks], [Execution order])
         self.prim = prim
         self.params = params
-        self.saved = saved
-        self.checked = checked = _values_read(prim, saved, out, next_edges)
+        if prim.vjp_needs is None:
+            outs = out if prim.multiple_results else (out,)
+            checked = [*saved, *[o for o in outs if o.__class__ is Tensor]]
+        else:
+            # What is read and what is kept depends only on which inputs need gradients.
+            plan = _PLANS.get((prim, *[e is None for e in next_edges]))
+            if plan is None:
+                plan = _plan(prim, next_edges)
+            read, reads_out, dropped, drops_out = plan
+            checked = [saved[i] for i in read]
+            if reads_out:
+                checked.extend(o for o in (out if prim.multiple_results else (out,))
+                               if o.__class__ is Tensor)
+            if dropped:   # stand-ins: Note [Saved values]
+                saved = list(saved)
+                for i in dropped:
+                    saved[i] = stand_in(saved[i])
+                saved = tuple(saved)
+            if drops_out:
+                out = stand_in(out)
+        self.checked = checked
         self.versions = [s._version_counter.value for s in checked]
+        self.saved = saved
         self.out = out
-        if prim.vjp_needs is not None and prim.vjp_context is None:
-            self.saved, self.out = _keep_read(prim, saved, out)   # Note [Saved values]
         self.next_edges = next_edges
         self.pre_hooks = None
         self.post_hooks = None
@@ -133,31 +151,29 @@ class Node:
 # this in `vjp_needs`: per input, the primal indices (and "out") its cotangent reads; None
 # means "everything, and the output".
 
-def _values_read(prim, saved, out, edges):
+def _plan(prim, edges):
+    """(indices of the primals read, reads the output, indices of the primals dropped,
+    drops the output) for a node of ``prim`` with these edges (Notes [What backward reads],
+    [Saved values]); cached per primitive and pattern of inputs needing gradients."""
     needs = prim.vjp_needs
-    if needs is None:
-        outs = out if prim.multiple_results else (out,)
-        return [*saved, *(o for o in outs if o.__class__ is Tensor)]
-    if not needs:   # () : the rule reads shapes only
-        return []
-    # Which values are read depends only on which inputs need gradients: cached per pattern.
-    key = (prim, tuple([e is not None for e in edges]))
-    read = _READ_CACHE.get(key)
-    if read is None:
-        union = set()
-        for i, e in enumerate(edges):
-            if e is not None:
-                union.update(needs[i])
-        read = _READ_CACHE[key] = (tuple(sorted(i for i in union if i != "out")), "out" in union)
-    indices, reads_out = read
-    checked = [saved[i] for i in indices]
-    if reads_out:
-        outs = out if prim.multiple_results else (out,)
-        checked.extend(o for o in outs if o.__class__ is Tensor)
-    return checked
+    read = set()
+    for i, e in enumerate(edges):
+        if e is not None and needs:   # (): the rule reads shapes only
+            read.update(needs[i])
+    if prim.vjp_context is not None:   # a per-call backward reads `saved` its own way
+        kept, keeps_out = set(range(len(edges))), True
+    else:
+        kept = set()
+        for n in needs:
+            kept.update(n)
+        keeps_out = "out" in kept or prim.multiple_results
+    plan = (tuple(sorted(i for i in read if i != "out")), "out" in read,
+            tuple(i for i in range(len(edges)) if i not in kept), not keeps_out)
+    _PLANS[(prim, *[e is None for e in edges])] = plan
+    return plan
 
 
-_READ_CACHE: dict = {}
+_PLANS: dict = {}
 
 
 # Note [Saved values]
@@ -178,25 +194,6 @@ _READ_CACHE: dict = {}
 _STAND_IN_BYTES = 1 << 16
 
 
-def _keep_read(prim, saved, out):
-    key = (prim, len(saved))
-    keep = _KEEP_CACHE.get(key)
-    if keep is None:
-        union = set()
-        for n in prim.vjp_needs:
-            union.update(n)
-        indices = frozenset(i for i in union if i != "out")
-        keeps_out = "out" in union or prim.multiple_results
-        keep = _KEEP_CACHE[key] = (indices, keeps_out,
-                                   keeps_out and indices.issuperset(range(len(saved))))
-    indices, keeps_out, everything = keep
-    if everything:
-        return saved, out
-    return (tuple([s if i in indices else stand_in(s) for i, s in enumerate(saved)]),
-            out if keeps_out else stand_in(out))
-
-
-_KEEP_CACHE: dict = {}
 _ZERO_BYTES = bytes(64)   # one element of any dtype, read-only
 
 
@@ -264,7 +261,11 @@ def autograd_bind(prim, args, params):
         outs = (out,)
     edges = tuple([(a.grad_fn, a._output_nr) if a.grad_fn is not None else
                    ((a, 0) if a._requires_grad else None) for a in args])   # edge_of, inlined
-    record(prim, params, edges, args, out, outs)
+    if prim.multiple_results or prim.vjp_context is not None:
+        record(prim, params, edges, args, out, outs)
+    else:   # record, inlined for the one differentiable output
+        out.grad_fn = Node(prim, params, args, out, edges)
+        out._requires_grad = True
     return out
 
 
