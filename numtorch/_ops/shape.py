@@ -174,6 +174,9 @@ def permute(input, *dims):
     """Returns a view of ``input`` with its dimensions permuted."""
     dims = _shape_args(dims)
     nd = input.ndim
+    perm = _PERMS.get((dims, nd))   # validated before (`.T` of every Linear weight)
+    if perm is not None:
+        return _as_view(_transpose(input, perm), input, lambda b: _transpose(b, perm))
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
@@ -181,7 +184,12 @@ def permute(input, *dims):
     perm = tuple(canonical_dim(d, nd) for d in dims)
     if len(set(perm)) != nd:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if all(d.__class__ is int for d in dims):
+        _PERMS[(dims, nd)] = perm
     return _as_view(_transpose(input, perm), input, lambda b: _transpose(b, perm))
+
+
+_PERMS: dict = {}
 
 
 @backward_name("TransposeBackward0")

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._core.primitive import Primitive
 from ._helpers import T, move_bdim
+from .shape import transpose as _transpose
 
 
 def _free(ndim, contract, batch):
@@ -99,7 +100,8 @@ def _conj(t):
 
 
 def _maybe_transpose(t, perm):
-    return t if perm == tuple(range(len(perm))) else t.permute(perm)
+    # The primitive, not Tensor.permute: a cotangent needs no view bookkeeping.
+    return t if perm == tuple(range(len(perm))) else _transpose.bind(t, permutation=perm)
 
 
 def _dot_jvp(primals, tangents, *, contracting, batch):
