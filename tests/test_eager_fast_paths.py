@@ -135,3 +135,15 @@ def test_version_checks_follow_what_backward_reads():
     k.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_outer_product_contraction(dtype):
+    # A contraction over a dim of size 1 is an outer product (one example's weight
+    # gradient): computed as a broadcast multiply, the same values as the GEMM's.
+    rng = np.random.default_rng(7)
+    g, x = rng.standard_normal((1, 300)).astype(dtype), rng.standard_normal((1, 200)).astype(dtype)
+    _same(torch.tensor(g).T @ torch.tensor(x), np.outer(g, x).astype(dtype))
+    w = torch.tensor(rng.standard_normal((300, 200)).astype(dtype), requires_grad=True)
+    (torch.tensor(x) @ w.T).mul(torch.tensor(g)).sum().backward()
+    _same(w.grad, np.outer(g, x).astype(dtype))
