@@ -33,9 +33,15 @@ def same_shape(*avals, **params):
 
 def move_bdim(x, bdim, to=0):
     """Move batch dimension ``bdim`` of ``x`` to position ``to`` (a no-op if already there)."""
+    nd = len(x.shape)
+    bdim, to = bdim % nd, to % nd
     if bdim == to:
         return x
-    return T.movedim(x, bdim, to)
+    # One transpose, bound directly: a batch rule's operand needs no view bookkeeping.
+    perm = list(range(nd))
+    del perm[bdim]
+    perm.insert(to, bdim)
+    return _shape_prims().transpose.bind(x, permutation=tuple(perm))
 
 
 def bdim_size(values, bdims):
@@ -50,11 +56,19 @@ def batch_all_to_front(values, bdims):
     size = bdim_size(values, bdims)
     out = []
     for v, d in zip(values, bdims):
-        if d is None:
-            out.append(T.broadcast_to(v.unsqueeze(0), (size,) + tuple(v.shape)))
+        if d is None:   # a zero-stride view: one broadcast_in_dim, nothing materialized
+            shape = tuple(v.shape)
+            out.append(_shape_prims().broadcast_in_dim.bind(
+                v, shape=(size,) + shape, broadcast_dimensions=tuple(range(1, len(shape) + 1))))
         else:
             out.append(move_bdim(v, d, 0))
     return out
+
+
+def _shape_prims():
+    # numtorch._prims.shape imports this module: resolved at first use.
+    from . import shape
+    return shape
 
 
 def normalize_axes(axes, ndim):
