@@ -448,7 +448,8 @@ def wrap(payload, requires_grad=False) -> Tensor:
     t._requires_grad = requires_grad
     t.grad_fn = None
     t._grad = None
-    t._version_counter = VersionCounter()
+    t._version_counter = vc = _new(VersionCounter)   # VersionCounter() without a Python frame
+    vc.value = 0
     t._base = None
     t._hooks = None
     t._retains_grad = False
