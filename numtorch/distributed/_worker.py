@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import time
 import traceback
 
 # (rank, size, local rank, local size) as MPICH/Hydra, Open MPI and Slurm name them
@@ -34,6 +35,9 @@ def _from_launcher():
 def _abort(code):
     sys.stdout.flush()
     sys.stderr.flush()
+    # mpiexec's proxy forwards our output asynchronously and MPI_Abort kills it with us:
+    # without a moment's grace the last message (why the job ends) was sometimes lost
+    time.sleep(0.25)
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
         mpi.COMM_WORLD.Abort(code)
