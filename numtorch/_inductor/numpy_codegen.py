@@ -69,6 +69,24 @@ def _write_root(node, roots):
     return root
 
 
+
+def return_line(graph, names, ns):
+    """The generated ``return (...)`` of a graph's outputs: inputs as passed (``a<i>``),
+    captured constants (``_ct<i>``), computed buffers wrapped as Tensors, and Python
+    values through ``ns`` (shared by this module's code and runner.py's)."""
+    results = []
+    for o in graph.outputs:
+        if isinstance(o, Var) and o in graph.inputs:
+            results.append(f"a{graph.inputs.index(o)}")
+        elif isinstance(o, Const):
+            results.append(f"_ct{graph.consts.index(o)}")
+        elif isinstance(o, Var):
+            results.append(f"_wrap({names[id(o)]})")
+        else:
+            ns[f"_o{len(results)}"] = o
+            results.append(f"_o{len(results)}")
+    return f"return ({', '.join(results)}{',' if len(results) == 1 else ''})"
+
 def write_back(graph, node, value, roots):
     """The Python line performing ``node``'s write into the tensor it writes, or None (the
     runners' shared rule: the root of the chain of writes receives the value)."""
@@ -226,18 +244,7 @@ def generate(graph):
             if line:
                 writes.append(line)       # Note [Writes run last]
     lines += writes
-    results = []
-    for o in graph.outputs:
-        if isinstance(o, Var) and o in graph.inputs:
-            results.append(f"a{graph.inputs.index(o)}")
-        elif isinstance(o, Const):
-            results.append(f"_ct{graph.consts.index(o)}")
-        elif isinstance(o, Var):
-            results.append(f"_wrap({names[id(o)]})")
-        else:
-            ns[f"_o{len(results)}"] = o
-            results.append(f"_o{len(results)}")
-    lines.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    lines.append(return_line(graph, names, ns))
     body = f"def body({', '.join(args + bufs)}):\n" + "".join(f"    {ln}\n" for ln in lines)
     shared = [np.empty(shape, dtype) for shape, dtype in plan.buffers]
     ns["_shared"], ns["_lock"], ns["_fresh"] = shared, threading.Lock(), \

@@ -263,18 +263,7 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
             if line:
                 writes.append(line)
     lines += writes
-    results = []
-    for o in graph.outputs:
-        if isinstance(o, Var) and o in graph.inputs:
-            results.append(f"a{graph.inputs.index(o)}")
-        elif isinstance(o, Const):
-            results.append(f"_ct{graph.consts.index(o)}")
-        elif isinstance(o, Var):
-            results.append(f"_wrap({names[id(o)]})")
-        else:
-            ns[f"_o{len(results)}"] = o
-            results.append(f"_o{len(results)}")
-    lines.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    lines.append(numpy_codegen.return_line(graph, names, ns))
     src = f"def run({', '.join(args)}):\n" + "\n".join("    " + line for line in lines) + "\n"
     exec(compile(src, f"<inductor runner {graph.name}>", "exec"), ns)
     return src, ns["run"]

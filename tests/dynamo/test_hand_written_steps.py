@@ -88,6 +88,10 @@ def test_momentum_state_keyed_by_parameters_equals_eager():
     for a, b in zip(state.values(), cstate.values()):   # real tensors, not trace values
         np.testing.assert_array_equal(b.numpy(), a.numpy())
     assert all(p.is_leaf for p in model.parameters())
+    with contextlib.redirect_stdout(io.StringIO()):
+        e = dynamo.explain(update)()
+    reason, = [b for b in e.break_reasons if "keyed by objects" in b.reason]
+    assert "state" in reason.reason and "strings or ints" in reason.hint
 
 
 def test_value_written_under_no_grad_then_read_with_grad_gets_eagers_gradient():
