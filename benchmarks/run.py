@@ -215,6 +215,14 @@ def check_targets(results):
     return out
 
 
+def fmt_target_value(name, desc, value):
+    """A target's value as its unit reads: a ratio, or seconds for import and the absolute
+    (time) targets."""
+    if name == "import" or any(desc == d for _, _, d in compile_backend.ABSOLUTE_TARGETS):
+        return fmt_time(value)
+    return f"{value:.2f}x"
+
+
 def machine_info():
     info = {"platform": platform.platform(), "processor": platform.processor() or
             platform.machine(), "cpu_count": os.cpu_count(), "python": platform.python_version(),
@@ -289,10 +297,10 @@ def main(argv=None):
     targets = check_targets(results)
     if targets:
         print("\nTargets:")
-        for desc, name, ratio, limit, ok in targets:
-            unit = "s" if name == "import" else "x"
-            print(f"  [{'ok' if ok else 'MISS'}] {desc}: {name.strip()}: {ratio:.2f}{unit} "
-                  f"(limit {limit}{unit})")
+        for desc, name, value, limit, ok in targets:
+            print(f"  [{'ok' if ok else 'MISS'}] {desc}: {name.strip()}: "
+                  f"{fmt_target_value(name, desc, value)} "
+                  f"(limit {fmt_target_value(name, desc, limit)})")
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
