@@ -20,9 +20,11 @@ the thread (a blocking send queued before the matching receive would deadlock it
 are MPI's non-blocking ``Isend``/``Irecv``, polled with the same timeout.
 
 Note [Blocking collectives run inline]
-A blocking ``all_reduce`` (``async_op=False``) issued while the thread has nothing queued
-does not go through it: the calling thread posts MPI's non-blocking ``Iallreduce`` and polls
-it (``Test``) until it completes or the group's timeout passes. The order is still the
+A blocking collective (``async_op=False``: all_reduce, broadcast, reduce, the gathers,
+scatters and reduce-scatters, barrier; not the object collectives, which pickle) issued
+while the thread has nothing queued does not go through it: the calling thread posts MPI's
+non-blocking form (``Iallreduce``, ``Ibcast``, ...) and polls it (``Test``) until it
+completes or the group's timeout passes. The order is still the
 program's (nothing is queued before it, and the thread waits while an inline collective
 runs), the timeout still raises, and two costs go: the hand-off to the thread and back (two
 wake-ups, each a scheduling delay on a busy machine), and MPICH's blocking wait, which in
@@ -33,8 +35,10 @@ paths; results/2026-11-23-2core-load7-distributed.json). The poll spins a few hu
 times, then yields between tests: a peer rank descheduled on a busy machine gets to run. The agreement check (Note
 [Checking that ranks agree]) is polled the same way. Asynchronous collectives keep the
 thread, which waits inside MPI without the GIL so that backward computes meanwhile. MPI
-never matches a blocking collective with a non-blocking one, so every all_reduce and every
-agreement check is the non-blocking call, whichever thread waits for it.
+never matches a blocking collective with a non-blocking one, so every collective and every
+agreement check is the non-blocking call, whichever thread waits for it. A send buffer made
+for the call (a widened float16 copy, a stacked scatter list) is referenced by the finish
+step, so it lives until MPI has completed the request.
 
 Note [Checking that ranks agree]
 Before each collective the ranks all-reduce (MIN) a 32-bit signature of what they are

@@ -121,6 +121,22 @@ def _reduce_plan(op, dtype, fn):
     return mpi_op, wide, op is ReduceOp.AVG
 
 
+def _nothing():
+    """The finish step of a collective that wrote its result in place."""
+
+
+def _keep_until_done(buffer):
+    """The finish step of a collective whose send buffer was made for it: referring to
+    ``buffer`` here keeps it alive until MPI has completed the request."""
+    del buffer
+
+
+def _unstack(everything, outs):
+    """Copies the gathered rows of ``everything`` into the output tensors' arrays."""
+    for o, part in zip(outs, everything):
+        o[...] = part
+
+
 def _sig(a, **extra):
     more = "".join(f" {k}={v}" for k, v in extra.items())
     return f"{a.dtype} {tuple(a.shape)}{more}"
@@ -166,8 +182,8 @@ def broadcast(tensor, src, group=None, async_op=False):
     root = pg.group_rank(src, "src")
     a = _array(tensor, "tensor", "broadcast", write=True)
     _bump(tensor)
-    return pg.run("broadcast", lambda: pg.comm.Bcast(_bytes(a), root=root),
-                  _sig(a, src=src), async_op)
+    return pg.run("broadcast", None, _sig(a, src=src), async_op,
+                  lambda: (pg.comm.Ibcast(_bytes(a), root=root), _nothing))
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
@@ -181,19 +197,22 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
     mpi_op, wide, avg = _reduce_plan(op, a.dtype, "reduce")
     is_root = pg.rank() == root
 
-    def run():
+    def post():   # Note [Blocking collectives run inline]
         work = a if wide is None else a.astype(wide)
         if not is_root:
-            pg.comm.Reduce(work, None, op=mpi_op, root=root)
-            return
-        pg.comm.Reduce(MPI.IN_PLACE, work, op=mpi_op, root=root)
+            return (pg.comm.Ireduce(work, None, op=mpi_op, root=root),
+                    lambda: _keep_until_done(work))
+        return (pg.comm.Ireduce(MPI.IN_PLACE, work, op=mpi_op, root=root),
+                lambda: finish(work))
+
+    def finish(work):
         if avg:
             np.divide(work, pg.size(), out=work)
         if work is not a:
             a[...] = work
     if is_root:
         _bump(tensor)
-    return pg.run("reduce", run, _sig(a, op=op.name, dst=dst), async_op)
+    return pg.run("reduce", None, _sig(a, op=op.name, dst=dst), async_op, post)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -204,13 +223,12 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     a = _array(tensor, "tensor", "all_gather")
     outs = _tensor_list(tensor_list, "tensor_list", "all_gather", a, pg.size(), write=True)
 
-    def run():
+    def post():
         everything = np.empty((pg.size(),) + a.shape, a.dtype)
-        pg.comm.Allgather(_bytes(a), _bytes(everything))
-        for o, part in zip(outs, everything):
-            o[...] = part
+        return (pg.comm.Iallgather(_bytes(a), _bytes(everything)),
+                lambda: _unstack(everything, outs))
     _bump(*tensor_list)
-    return pg.run("all_gather", run, _sig(a), async_op)
+    return pg.run("all_gather", None, _sig(a), async_op, post)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -227,21 +245,25 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         raise ValueError(f"{fn}(): output_tensor must have world_size ({pg.size()}) times the "
                          f"elements of input_tensor ({a.size}), got {out.size}")
     _bump(output_tensor)
-    return pg.run(fn, lambda: pg.comm.Allgather(_bytes(a), _bytes(out)), _sig(a), async_op)
+    return pg.run(fn, None, _sig(a), async_op,
+                  lambda: (pg.comm.Iallgather(_bytes(a), _bytes(out)), _nothing))
 
 
 def _reduce_scatter_block(pg, fn, out, inp, op):
     mpi_op, wide, avg = _reduce_plan(op, inp.dtype, fn)
 
-    def run():
+    def post():
         src = inp if wide is None else inp.astype(wide)
         dst = out if wide is None else np.empty(out.shape, wide)
-        pg.comm.Reduce_scatter_block(src, dst, op=mpi_op)
+        return (pg.comm.Ireduce_scatter_block(src, dst, op=mpi_op),
+                lambda: finish(src, dst))
+
+    def finish(src, dst):   # src passed along only to stay alive until MPI is done
         if avg:
             np.divide(dst, pg.size(), out=dst)
         if dst is not out:
             out[...] = dst
-    return run
+    return post
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -257,9 +279,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     if inp.size != out.size * pg.size():
         raise ValueError(f"{fn}(): input must have world_size ({pg.size()}) times the elements "
                          f"of output ({out.size}), got {inp.size}")
-    run = _reduce_scatter_block(pg, fn, out, inp, op)
+    post = _reduce_scatter_block(pg, fn, out, inp, op)
     _bump(output)
-    return pg.run(fn, run, _sig(inp, op=op.name), async_op)
+    return pg.run(fn, None, _sig(inp, op=op.name), async_op, post)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -271,9 +293,9 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     out = _array(output, "output", fn, write=True)
     ins = _tensor_list(input_list, "input_list", fn, out, pg.size(), write=False)
     inp = np.stack(ins) if ins else np.empty((0,) + out.shape, out.dtype)
-    run = _reduce_scatter_block(pg, fn, out, inp, op)
+    post = _reduce_scatter_block(pg, fn, out, inp, op)
     _bump(output)
-    return pg.run(fn, run, _sig(out, op=op.name), async_op)
+    return pg.run(fn, None, _sig(out, op=op.name), async_op, post)
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
@@ -291,17 +313,15 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
     elif gather_list:
         raise ValueError("gather(): gather_list must NOT be given on non-destination ranks")
 
-    def run():
+    def post():
         if not is_root:
-            pg.comm.Gather(_bytes(a), None, root=root)
-            return
+            return pg.comm.Igather(_bytes(a), None, root=root), _nothing
         everything = np.empty((pg.size(),) + a.shape, a.dtype)
-        pg.comm.Gather(_bytes(a), _bytes(everything), root=root)
-        for o, part in zip(outs, everything):
-            o[...] = part
+        return (pg.comm.Igather(_bytes(a), _bytes(everything), root=root),
+                lambda: _unstack(everything, outs))
     if is_root:
         _bump(*gather_list)
-    return pg.run("gather", run, _sig(a, dst=dst), async_op)
+    return pg.run("gather", None, _sig(a, dst=dst), async_op, post)
 
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
@@ -320,11 +340,13 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
     elif scatter_list:
         raise ValueError("scatter(): scatter_list must NOT be given on non-source ranks")
 
-    def run():
+    def post():
         whole = np.stack(ins) if is_root else None
-        pg.comm.Scatter(None if whole is None else _bytes(whole), _bytes(a), root=root)
+        request = pg.comm.Iscatter(None if whole is None else _bytes(whole), _bytes(a),
+                                   root=root)
+        return request, lambda: _keep_until_done(whole)
     _bump(tensor)
-    return pg.run("scatter", run, _sig(a, src=src), async_op)
+    return pg.run("scatter", None, _sig(a, src=src), async_op, post)
 
 
 def barrier(group=None, async_op=False, device_ids=None):
@@ -332,7 +354,7 @@ def barrier(group=None, async_op=False, device_ids=None):
     pg = _resolve(group)
     if pg is None:
         return None
-    return pg.run("barrier", pg.comm.Barrier, "", async_op)
+    return pg.run("barrier", None, "", async_op, lambda: (pg.comm.Ibarrier(), _nothing))
 
 
 # ---------------------------------------------------------------------------------------

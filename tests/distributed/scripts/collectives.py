@@ -325,6 +325,58 @@ def blocking_and_async_all_reduces_interleave_in_order():
 
 
 @check
+def every_blocking_collective_among_queued_async_ones():
+    # every collective is MPI's non-blocking call, waited for inline or on the communication
+    # thread (Note [Blocking collectives run inline]); here rank 1 lets its queue drain before
+    # each blocking call and rank 0 does not, so the ranks take different paths for the same
+    # call, and float16 reductions go through a widened temporary that must stay alive
+    half = np.float16
+    pending = []
+
+    def queue_some():
+        for s in [(4,), (300,)]:
+            x = t(data(R, s))
+            pending.append((x, s, dist.all_reduce(x, async_op=True)))
+        if R == 1:
+            time.sleep(0.01)
+
+    queue_some()
+    x = t(data(R, (4, 5)))
+    dist.broadcast(x, src=1)
+    close(x, data(1, (4, 5)))
+    queue_some()
+    y = t(data(R, (6,), half))
+    dist.reduce(y, dst=0, op=dist.ReduceOp.AVG)
+    if R == 0:
+        close(y, np.mean(np.array(everyone((6,), half), np.float32), 0).astype(half), tol=1e-3)
+    queue_some()
+    outs = [torch.zeros(3, 4, dtype=torch.float64) for _ in range(N)]
+    dist.all_gather(outs, t(data(R)))
+    for r in range(N):
+        close(outs[r], data(r))
+    queue_some()
+    full = [data(r, (2 * N, 3), half) for r in range(N)]
+    out = torch.zeros(2, 3, dtype=torch.float16)
+    dist.reduce_scatter_tensor(out, t(full[R]), op=dist.ReduceOp.AVG)
+    close(out, np.mean(np.array(full, np.float32), 0)[2 * R:2 * R + 2].astype(half), tol=1e-3)
+    queue_some()
+    got = [torch.zeros(2, dtype=torch.float64) for _ in range(N)] if R == 0 else None
+    dist.gather(t(data(R, (2,))), got, dst=0)
+    if R == 0:
+        for r in range(N):
+            close(got[r], data(r, (2,)))
+    queue_some()
+    mine = torch.zeros(3, dtype=torch.float64)
+    dist.scatter(mine, [t(data(70 + r, (3,))) for r in range(N)] if R == 1 else None, src=1)
+    close(mine, data(70 + R, (3,)))
+    queue_some()
+    dist.barrier()
+    for x, s, w in pending:
+        w.wait()
+        close(x, np.sum(everyone(s), 0))
+
+
+@check
 def timeout_instead_of_a_hang():
     slow = dist.new_group([0, 1], timeout=timedelta(seconds=0.5))
     x = t(data(R, (6,)))
