@@ -23,7 +23,7 @@ from ._ops.math import *  # noqa: F401,F403
 from ._ops.math import abs, pow, round, complex, clamp, where  # noqa: F401
 from ._ops.reduce import (sum, nansum, mean, nanmean, prod, amax, amin, max, min, argmax,  # noqa: F401
                           argmin, aminmax, var, std, var_mean, std_mean, logsumexp, softmax,
-                          log_softmax, cumsum, cumprod, all, any, count_nonzero, norm)
+                          log_softmax, cumsum, cumprod, all, any, count_nonzero)
 from ._ops.shape import (reshape, flatten, ravel,  # noqa: F401
                          unflatten, squeeze, unsqueeze, permute, transpose, swapaxes, swapdims,
                          t, adjoint, movedim, moveaxis, broadcast_to, broadcast_tensors, narrow,
@@ -55,7 +55,7 @@ from . import fft  # noqa: E402,F401
 from ._ops.linalg_ops import (inverse, logdet, pinverse, matrix_power, cholesky_solve,  # noqa: E402,F401
                               cholesky_inverse, triangular_solve, cholesky_top as cholesky,
                               svd_top as svd)
-from ._ops.linalg_ops import det, slogdet  # noqa: E402,F401
+from ._ops.linalg_ops import det, slogdet, norm_top as norm  # noqa: E402,F401
 from ._ops.einsum import einsum  # noqa: E402,F401
 from ._ops.sorting import sort, argsort, msort, topk, kthvalue, median  # noqa: E402,F401
 from ._core.printing import set_printoptions  # noqa: E402,F401

@@ -1,6 +1,7 @@
-"""Products: matmul (@), mm, bmm, mv, dot, outer, …, all as `dot_general`, plus vector norms.
+"""Products: matmul (@), mm, bmm, mv, dot, outer, …, all as `dot_general`.
 
-``numtorch.linalg`` (inv, solve, det, cholesky, qr, …) lives in ``_ops/linalg_ops.py``.
+``numtorch.linalg`` (inv, solve, det, cholesky, qr, …) and every norm live in
+``_ops/linalg_ops.py``, which builds on this file (never the other way round).
 PyTorch does not promote across dtypes in matrix products: mixing float32 and float64
 raises, as it does there.
 """
@@ -8,12 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import dtypes as _dt
 from .._core.primitive import bind
 from .._core.tensor import Tensor
 from .._prims.contraction import dot_general
-from ._common import (broadcast_shapes, broadcast_to, check_tensor, convert, cpp_type_name,
-                      scalar_type_name)
+from ._common import broadcast_shapes, broadcast_to, check_tensor, cpp_type_name
 from ._backward_names import backward_name
 
 
@@ -181,44 +180,3 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if alpha != 1:
         out = out * alpha
     return out + (input if beta == 1 else input * beta)
-
-
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """Vector ``ord``-norm over ``dim`` (all elements if None)."""
-    from . import math as M
-    from .reduce import amax, amin, sum
-    if dtype is not None:
-        x = convert(x, _dt.to_dtype(dtype))
-    if x._data.dtype.kind not in "fc":
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {scalar_type_name(x.dtype)}")
-    a = M.abs(x)
-    if ord == float("inf"):
-        return amax(a, dim if dim is not None else (), keepdim)
-    if ord == -float("inf"):
-        return amin(a, dim if dim is not None else (), keepdim)
-    if ord == 0:
-        return sum((a != 0).to(a.dtype), dim, keepdim)
-    if ord == 1:
-        return sum(a, dim, keepdim)
-    if ord == 2:
-        return _root_at_zero(sum(a * a, dim, keepdim), 2)
-    return _root_at_zero(sum(a ** ord, dim, keepdim), ord)
-
-
-def _root_at_zero(s, p):
-    """``s ** (1/p)`` whose gradient at ``s == 0`` is PyTorch's zero subgradient, not nan
-    (the double-where trick: the root never sees the 0, the outer where drops its branch)."""
-    from . import math as M
-    root = M.sqrt if p == 2 else (lambda v: v ** (1.0 / p))
-    if s._data.__class__ is np.ndarray and not s._requires_grad:
-        return root(s)                      # nothing will differentiate this (eager, no grad)
-    zero = s == 0
-    r = root(M.where(zero, 1.0, s))
-    return M.where(zero, 0.0, r)
-
-
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """``numtorch.linalg.matrix_norm`` (defined in ``linalg_ops``; ``torch.norm`` finds it here)."""
-    from .linalg_ops import matrix_norm as impl
-    return impl(A, ord, dim, keepdim, dtype=dtype)

@@ -4,7 +4,9 @@
 This module owns PyTorch's argument conventions (vector right-hand sides, ``left=``,
 ``UPLO``, ``mode``, ``ord``), broadcasting of batch dims, and PyTorch's error messages;
 the math of every derivative lives with the primitives. Matrix products (``matmul``,
-``vector_norm``, ``cross``) live in ``_ops/linalg.py`` and are reused here.
+``cross``) live in ``_ops/linalg.py`` and are reused here. Every norm lives here
+(``vector_norm``, ``matrix_norm``, ``linalg.norm`` and ``torch.norm``): the products and
+the reductions sit below this file and never import it.
 """
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ from .._prims.linalg import LinAlgError
 from . import math as M
 from . import reduce as R
 from . import shape as SH
-from ._common import broadcast_shapes, broadcast_to
+from ._backward_names import backward_name
+from ._common import broadcast_shapes, broadcast_to, convert
 from .creation import eye, tensor, zeros
-from .linalg import cross as _cross, matmul, vector_norm  # noqa: F401  (re-exported)
+from .linalg import cross as _cross, matmul  # noqa: F401  (re-exported)
 
 __all__ = ["LinAlgError", "inv", "solve", "solve_triangular", "det", "slogdet",
            "logdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
@@ -304,6 +307,42 @@ def svdvals(A, *, driver=None):
 # ---------------------------------------------------------------------------------------
 # Norms
 
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """Computes a vector ``ord``-norm over ``dim`` (all elements if None).
+
+    >>> vector_norm(tensor([3.0, -4.0]))
+    tensor(5.)
+    """
+    if dtype is not None:
+        x = convert(x, _dt.to_dtype(dtype))
+    if x._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {scalar_type_name(x.dtype)}")
+    a = M.abs(x)
+    if ord == math.inf:
+        return R.amax(a, dim if dim is not None else (), keepdim)
+    if ord == -math.inf:
+        return R.amin(a, dim if dim is not None else (), keepdim)
+    if ord == 0:
+        return R.sum((a != 0).to(a.dtype), dim, keepdim)
+    if ord == 1:
+        return R.sum(a, dim, keepdim)
+    if ord == 2:
+        return _root_at_zero(R.sum(a * a, dim, keepdim), 2)
+    return _root_at_zero(R.sum(a ** ord, dim, keepdim), ord)
+
+
+def _root_at_zero(s, p):
+    """``s ** (1/p)`` whose gradient at ``s == 0`` is PyTorch's zero subgradient, not nan
+    (the double-where trick: the root never sees the 0, the outer where drops its branch)."""
+    root = M.sqrt if p == 2 else (lambda v: v ** (1.0 / p))
+    if s._data.__class__ is np.ndarray and not s._requires_grad:
+        return root(s)                      # nothing will differentiate this (eager, no grad)
+    zero = s == 0
+    r = root(M.where(zero, 1.0, s))
+    return M.where(zero, 0.0, r)
+
+
 def _matrix_dims(A, dim, fn):
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
         raise RuntimeError(f"{fn}: dim must be a 2-tuple. Got {dim if not isinstance(dim, (tuple, list)) else ' '.join(map(str, dim))}")
@@ -360,6 +399,17 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str):
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+@backward_name(lambda input, p="fro", *a, **k: None if p == "nuc" else "LinalgVectorNormBackward0")
+def norm_top(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """``torch.norm``: the vector ``p``-norm (2 for 'fro' or None) over ``dim``, or the
+    nuclear norm for ``p='nuc'`` (see ``numtorch.linalg.vector_norm``)."""
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim)
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
 def cond(A, p=None):

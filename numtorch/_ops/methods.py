@@ -27,7 +27,7 @@ _FORWARDED = {
         isinf isfinite isclose allclose equal where conj conj_physical resolve_conj real imag
         float_power relu""",
     reduce: """sum nansum mean nanmean prod amax amin max min argmax argmin aminmax var std
-        logsumexp softmax log_softmax cumsum cumprod all any count_nonzero norm""",
+        logsumexp softmax log_softmax cumsum cumprod all any count_nonzero""",
     shape: """reshape view view_as reshape_as flatten ravel unflatten squeeze unsqueeze permute
         transpose swapaxes swapdims t adjoint movedim moveaxis expand expand_as broadcast_to
         narrow select split chunk tensor_split unbind flip fliplr flipud roll repeat tile
@@ -64,7 +64,7 @@ def _linalg_methods():
     for name, fn in (("inverse", L.inverse), ("det", L.det), ("logdet", L.logdet),
                      ("slogdet", L.slogdet), ("cholesky", L.cholesky_top),
                      ("pinverse", L.pinverse), ("matrix_power", L.matrix_power),
-                     ("svd", L.svd_top), ("qr", L.qr)):
+                     ("svd", L.svd_top), ("qr", L.qr), ("norm", L.norm_top)):
         setattr(Tensor, name, fn)
 
 

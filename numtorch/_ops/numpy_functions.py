@@ -20,7 +20,7 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core.tensor import Tensor
-from . import creation as C, index as I, linalg as L, math as M, reduce as R, shape as S
+from . import creation as C, index as I, linalg as L, linalg_ops as LA, math as M, reduce as R, shape as S
 from ._common import result_type
 from .numpy_api import (FUNCTIONS, _NOVALUE, _dim, _dtype, _given, _keep, _operand, _prod,
                         _promoted, _reject, _t, _write_out, implements)
@@ -177,9 +177,9 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def _norm(x, ord=None, axis=None, keepdims=False):
     x = _t(x)
     if ord is None:  # Frobenius / 2-norm of the flattened selection
-        return L.vector_norm(x, 2, _dim(axis), keepdims)
+        return LA.vector_norm(x, 2, _dim(axis), keepdims)
     if isinstance(axis, int) or (axis is None and x.ndim == 1):
-        return L.vector_norm(x, ord, _dim(axis), keepdims)
+        return LA.vector_norm(x, ord, _dim(axis), keepdims)
     raise TypeError(f"numpy.linalg.norm() on a Tensor: ord={ord!r} for matrices has no "
                     "numtorch mapping yet")
 

@@ -327,14 +327,3 @@ def any(input, dim=None, keepdim=False):
 def count_nonzero(input, dim=None):
     return sum(convert(input, _dt.bool_), dim)
 
-
-@backward_name(lambda input, p="fro", *a, **k: None if p == "nuc" else "LinalgVectorNormBackward0")
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """Vector or Frobenius norm (see ``numtorch.linalg.vector_norm``)."""
-    from .linalg import vector_norm
-    if p == "fro" or p is None:
-        p = 2
-    if p == "nuc":
-        from .linalg import matrix_norm
-        return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim)
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)

@@ -25,7 +25,8 @@ from .._ops._common import canonical_dim, check_tensor
 from .._ops.creation import ones, rand, tensor as _tensor
 from .._ops.index import one_hot  # noqa: F401  (re-exported: F.one_hot)
 from .._ops.inplace import inplace as _inplace
-from .._ops.linalg import _same_dtype, matmul, vector_norm
+from .._ops.linalg import _same_dtype, matmul
+from .._ops.linalg_ops import vector_norm
 from .._prims import shape as _P
 from .._prims.contraction import dot_general
 from ..autograd.grad_mode import no_grad

@@ -5,7 +5,7 @@ from ..._core.tensor import Tensor
 from ..._ops import math as M
 from ..._ops import shape as S
 from ..._ops.creation import tensor as _tensor
-from ..._ops.linalg import vector_norm
+from ..._ops.linalg_ops import vector_norm
 from ...autograd.grad_mode import no_grad
 from . import rnn  # noqa: F401  (nn.utils.rnn: packed sequences)
 
