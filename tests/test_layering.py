@@ -58,3 +58,30 @@ def test_every_norm_has_one_home():
     assert torch.linalg.matrix_norm is linalg_ops.matrix_norm
     assert torch.linalg.norm is linalg_ops.norm
     assert torch.norm is linalg_ops.norm_top and torch.Tensor.norm is linalg_ops.norm_top
+
+
+def test_the_core_imports_nothing_above_it():
+    # _core/* (tensor, primitive, ir, printing, ...) is the bottom layer: methods, the
+    # constructor and repr are attached from above (_ops/methods.py), never imported up.
+    for path in (PKG / "_core").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                up = node.level >= 2 or (node.level == 0 and (node.module or "").startswith(
+                    "numtorch") and not node.module.startswith("numtorch._core"))
+                assert not up, f"_core/{path.name}:{node.lineno} imports {node.module} from above"
+
+
+def test_constructor_repr_and_pickling_attached_from_above():
+    import pickle
+
+    import numpy as np
+
+    import numtorch as torch
+    t = torch.Tensor([1.0, 2.5])
+    assert t.dtype == torch.float32 and t.tolist() == [1.0, 2.5]
+    assert torch.Tensor(2, 3).shape == (2, 3)
+    assert repr(t) == str(t) == "tensor([1.0000, 2.5000])"
+    w = pickle.loads(pickle.dumps(torch.tensor([[1.0, 2.0]], requires_grad=True)))
+    assert w.requires_grad and np.array_equal(w.detach().numpy(), [[1.0, 2.0]])
+    p = pickle.loads(pickle.dumps(torch.nn.Parameter(torch.ones(2))))
+    assert isinstance(p, torch.nn.Parameter) and p.requires_grad

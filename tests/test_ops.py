@@ -806,6 +806,7 @@ PENDING_METHODS = {}
 NOT_OP_METHODS = {
     "__array_function__", "__array_ufunc__",   # NumPy dispatch: tests/test_numpy_interop.py
     "cuda",                                     # raises: numtorch is CPU-only (test_errors.py)
+    "__new__",                                  # Tensor(...): tests/test_layering.py
 }
 
 

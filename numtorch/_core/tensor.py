@@ -154,12 +154,9 @@ class Tensor:
                  "_hooks", "_retains_grad", "_output_nr", "_view_fn", "_is_param", "__weakref__",
                  "__dict__")
 
-    # Tensor(…) as a constructor behaves like torch.tensor for data, torch.empty for sizes.
-    def __new__(cls, *args, **kwargs):
-        from .._ops import creation
-        if args and not isinstance(args[0], (int, np.integer)):
-            return creation.tensor(*args, **kwargs)
-        return creation.empty(*args, **kwargs)
+    # ``Tensor(…)`` as a constructor (``__new__``) and ``repr`` build on the ops layer and
+    # on ``printing``, both above this module: they are attached from there, as the
+    # methods are (``_ops/methods.py``), so the core never imports upwards.
 
     def __init__(self, *args, **kwargs):
         pass
@@ -375,19 +372,12 @@ class Tensor:
         d = self._concrete("__array__")
         return d if dtype is None else d.astype(dtype, copy=False)
 
-    def __repr__(self):
-        from .printing import tensor_repr
-        return tensor_repr(self)
-
-    __str__ = __repr__
-
     def __format__(self, spec):
         if self.ndim == 0 and self._data.__class__ is ndarray:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, proto):
-        from .._ops.creation import _rebuild
         return (_rebuild, (np.array(self._concrete("pickle")), self._requires_grad))
 
     def __deepcopy__(self, memo):
@@ -461,6 +451,13 @@ def wrap(payload, requires_grad=False) -> Tensor:
 def wrap_array(value) -> Tensor:
     """Wrap a NumPy result, turning NumPy scalars into 0-d arrays."""
     return wrap(value if value.__class__ is ndarray else np.asarray(value))
+
+
+def _rebuild(arr, requires_grad):
+    """Unpickle a tensor (``Tensor.__reduce_ex__``'s reconstructor)."""
+    t = wrap_array(arr)
+    t._requires_grad = requires_grad
+    return t
 
 
 def eval_bind(prim, args, params):

@@ -12,6 +12,7 @@ from .._core import dtypes as _dt
 from .._core.meta import MetaArray
 from .._core.primitive import STACK, bind
 from .._core.tensor import Tensor, device as _device, wrap, wrap_array
+from .._core.tensor import _rebuild  # noqa: F401  (plain pickles written before it moved name it here)
 from .._core.symbolic import Sym, is_symbolic
 from .._prims import creation as C
 from .._prims import random as R
@@ -165,12 +166,6 @@ def from_numpy(ndarray_):
         raise TypeError(f"expected np.ndarray (got {type(ndarray_).__name__})")
     _dt.from_numpy(ndarray_.dtype)  # raises for unsupported dtypes
     return wrap_array(ndarray_)
-
-
-def _rebuild(arr, requires_grad):
-    t = wrap_array(arr)
-    t._requires_grad = requires_grad
-    return t
 
 
 def _size(size, fn="zeros"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core.printing import tensor_repr
 from .._core.tensor import Tensor, device as _device
 from . import creation, index, inplace as _inplace, linalg, math, reduce, shape, sorting
 from .._core.primitive import STACK, grad_mode
@@ -36,6 +37,18 @@ _FORWARDED = {
         masked_select masked_scatter nonzero argwhere unique index_put""",
     linalg: "matmul mm bmm mv dot vdot inner outer ger cross trace addmm",
 }
+
+def _new(cls, *args, **kwargs):
+    """``Tensor(data)`` is ``torch.tensor(data)``; ``Tensor(*sizes)`` is ``torch.empty``."""
+    if args and not isinstance(args[0], (int, np.integer)):
+        return creation.tensor(*args, **kwargs)
+    return creation.empty(*args, **kwargs)
+
+
+# The constructor and repr build on this layer and on printing, so they are attached here
+# like every other method: the core (`_core/tensor.py`) never imports upwards.
+Tensor.__new__ = staticmethod(_new)
+Tensor.__repr__ = Tensor.__str__ = tensor_repr
 
 for _module, _names in _FORWARDED.items():
     for _name in _names.split():

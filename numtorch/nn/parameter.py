@@ -6,8 +6,8 @@ these two markers; registration logic lives in ``modules/module.py``.
 """
 from __future__ import annotations
 
-from .._core.tensor import Tensor, wrap
-from .._ops.creation import _rebuild, empty
+from .._core.tensor import Tensor, _rebuild, wrap
+from .._ops.creation import empty
 
 
 # Note [Parameter instance check]
