@@ -116,11 +116,70 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         pop(interp)
 
 
+# Note [Linearize by partial evaluation]
+# `linearize(f, *primals)` traces once the joint program `jvp(f, primals, tangents)` with
+# both as graph inputs, then splits it (`_core/partial_eval.py`): the nodes that need only
+# the primals (f itself and every primal-side factor of the JVP rules: cos(x) for sin) run
+# now, once, on the given primals; what reads a tangent is the linear map, a graph of the
+# tangents with those residuals as constants. `jvp_fn` runs only that graph, as one region
+# (Note [Calling a graph]), so it never re-runs f, retraces nothing, and stays one
+# `graph_call` under vmap, grad or jvp of it. `jvp_fn.graph` is the linear graph.
+
+
 def linearize(func, *primals):
-    """Returns ``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the JVP at ``primals``."""
-    out = func(*primals)
+    """Returns ``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the JVP at ``primals``.
+
+    ``func`` is traced once (Note [Linearize by partial evaluation]); each ``jvp_fn`` call
+    evaluates only the linear tangent computation.
+
+    >>> import numtorch as torch
+    >>> out, jvp_fn = torch.func.linearize(torch.sin, torch.tensor(0.0))
+    >>> jvp_fn(torch.tensor(2.0))
+    tensor(2.)
+    """
+    from .._core.partial_eval import bind_inputs, partial_eval
+    from ._trace import make_graph
+    p_leaves, p_spec = tree_flatten(primals)
+    for i, p in enumerate(p_leaves):
+        if not isinstance(p, Tensor):
+            raise RuntimeError(f"linearize(func, *primals): Expected primals to be Tensors (or "
+                               f"pytrees of Tensors), but primal:{i} is {type(p).__name__}")
+    n = len(p_leaves)
+    out_spec = []
+
+    def joint(*args):
+        out, t_out = jvp(func, tree_unflatten(list(args[:n]), p_spec),
+                         tree_unflatten(list(args[n:]), p_spec))
+        out_leaves, spec = tree_flatten(out)
+        out_spec.append(spec)
+        return tuple(out_leaves) + tuple(tree_flatten(t_out)[0])
+
+    graph = make_graph(joint, name="linearize")(*p_leaves, *p_leaves)
+    m = (len(graph.outputs) - len(graph.rng)) // 2
+    known, linear, n_res = partial_eval(graph, [True] * n + [False] * n + [True] * len(graph.rng),
+                                        instantiate=[False] * m + [True] * (m + len(graph.rng)))
+    ran = known(*p_leaves)
+    linear = bind_inputs(linear, ran[m:m + n_res])
+    linear.name = "jvp_fn"
+    shapes = [(tuple(p.shape), p.dtype, p.device) for p in p_leaves]
 
     @functools.wraps(func)
     def jvp_fn(*tangents):
-        return jvp(func, primals, tangents)[1]
-    return out, jvp_fn
+        t_leaves, t_spec = tree_flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the "
+                               f"primals {p_spec}")
+        for i, (t, (shape, dtype, device)) in enumerate(zip(t_leaves, shapes)):
+            if not isinstance(t, Tensor):
+                raise RuntimeError(f"linearize's jvp_fn: tangent:{i} must be a Tensor, got "
+                                   f"{type(t).__name__}")
+            for what, got, want in (("shape", tuple(t.shape), shape), ("dtype", t.dtype, dtype),
+                                    ("device", t.device, device)):
+                if got != want:
+                    raise RuntimeError(f"tangent:{i} with {what} {got} in flattened pytree "
+                                       f"doesn't match the {what} {want} of the corresponding "
+                                       f"primal.")
+        return tree_unflatten(list(linear(*t_leaves)), out_spec[0])
+
+    jvp_fn.graph = linear
+    return tree_unflatten(list(ran[:m]), out_spec[0]), jvp_fn
