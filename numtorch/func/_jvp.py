@@ -157,7 +157,7 @@ def linearize(func, *primals):
     graph = make_graph(joint, name="linearize")(*p_leaves, *p_leaves)
     m = (len(graph.outputs) - len(graph.rng)) // 2
     known, linear, n_res = partial_eval(graph, [True] * n + [False] * n + [True] * len(graph.rng),
-                                        instantiate=[False] * m + [True] * (m + len(graph.rng)))
+                                        instantiate=[False] * m + [True] * m + [False] * len(graph.rng))
     ran = known(*p_leaves)
     linear = bind_inputs(linear, ran[m:m + n_res])
     linear.name = "jvp_fn"

@@ -121,3 +121,23 @@ def test_matches_pytorch():
     _, fn = linearize(lambda v: torch.exp(v).cumsum(0), torch.tensor(x))
     _, ref = pt.func.linearize(lambda v: pt.exp(v).cumsum(0), pt.tensor(x))
     np.testing.assert_allclose(fn(torch.tensor(t)).numpy(), ref(pt.tensor(t)).numpy(), rtol=1e-12)
+
+
+def test_random_draws_happen_once_as_eagerly():
+    # dropout's mask is drawn by the primal part (once, advancing the generator as eager
+    # does) and read by the linear map as a residual (Note [Partial evaluation of effects
+    # and draws])
+    x = torch.linspace(0.5, 2.0, 8, dtype=F64)
+    f = lambda v: torch.nn.functional.dropout(v, 0.5) * torch.sin(v)  # noqa: E731
+    torch.manual_seed(3)
+    out, jvp_fn = linearize(f, x)
+    after = torch.rand(1)
+    torch.manual_seed(3)
+    ref = f(x)
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
+    assert torch.rand(1).item() == after.item()
+    mask = (ref.numpy() != 0) * 2.0
+    t = jvp_fn(torch.ones(8, dtype=F64))
+    xs = x.numpy()
+    np.testing.assert_allclose(t.numpy(), mask * (np.sin(xs) + xs * np.cos(xs)), rtol=1e-12)
+    assert "sin" not in jvp_fn.graph.primitives()
