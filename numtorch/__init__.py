@@ -42,8 +42,6 @@ from . import autograd  # noqa: F401
 from ._ops import numpy_api as _numpy_api  # noqa: F401,E402  (NumPy dispatch on Tensors)
 
 __version__ = "0.1.0"
-from . import func  # noqa: E402,F401
-from .func import vmap  # noqa: E402,F401
 from ._ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401,E402
                         conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, avg_pool1d,
                         adaptive_avg_pool1d)
@@ -51,12 +49,10 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
-from . import fft  # noqa: E402,F401
 from ._ops.linalg_ops import (inverse, logdet, pinverse, matrix_power, cholesky_solve,  # noqa: E402,F401
                               cholesky_inverse, triangular_solve, cholesky_top as cholesky,
                               svd_top as svd)
 from ._ops.linalg_ops import det, slogdet, norm_top as norm  # noqa: E402,F401
-from ._ops.einsum import einsum  # noqa: E402,F401
 from ._ops.sorting import sort, argsort, msort, topk, kthvalue, median  # noqa: E402,F401
 from ._core.printing import set_printoptions  # noqa: E402,F401
 from . import utils  # noqa: E402,F401  (torch.utils.data / .benchmark load on first use)
@@ -75,12 +71,25 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
 
 def __getattr__(name):
     # torch._dynamo / torch.compiler / torch._logging load on first use (import stays fast)
-    if name in ("_dynamo", "compiler", "_logging", "distributed", "distributions"):
+    if name in ("_dynamo", "compiler", "_logging", "distributed", "distributions", "func", "fft"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    # torch.einsum and torch.vmap load on first use, then are attributes like any other
+    if name == "einsum":
+        from ._ops.einsum import einsum
+        globals()["einsum"] = einsum
+        return einsum
+    if name == "vmap":
+        from .func import vmap
+        globals()["vmap"] = vmap
+        return vmap
     # torch.save / torch.load (and torch.serialization) too
     if name in ("save", "load", "serialization"):
         import importlib
         serialization = importlib.import_module(f"{__name__}.serialization")
         return serialization if name == "serialization" else getattr(serialization, name)
     raise AttributeError(f"module 'numtorch' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"einsum", "vmap", "func", "fft"})   # the lazy ones too

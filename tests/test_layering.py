@@ -85,3 +85,40 @@ def test_constructor_repr_and_pickling_attached_from_above():
     assert w.requires_grad and np.array_equal(w.detach().numpy(), [[1.0, 2.0]])
     p = pickle.loads(pickle.dumps(torch.nn.Parameter(torch.ones(2))))
     assert isinstance(p, torch.nn.Parameter) and p.requires_grad
+
+
+LAZY = ("numtorch._dynamo", "numtorch.nn.parallel", "numtorch.func", "numtorch.fft",
+        "numtorch._ops.einsum", "numtorch.optim.lr_scheduler", "numpy.random")
+
+
+def test_import_leaves_the_optional_parts_unloaded():
+    # `import numtorch` must stay fast (<= 0.3 s): these load on first use.
+    import subprocess
+    import sys
+    code = ("import sys, numtorch\n"
+            f"print([m for m in {LAZY!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, cwd=PKG.parent).stdout
+    assert out.strip() == "[]", out
+
+
+def test_the_lazy_parts_load_on_first_use():
+    import subprocess
+    import sys
+    code = """
+import sys, numtorch as torch
+assert torch.einsum("ij->i", torch.ones(2, 3)).tolist() == [3.0, 3.0]
+assert torch.vmap(torch.sin)(torch.zeros(2)).tolist() == [0.0, 0.0]
+assert torch.func.grad(lambda x: x * x)(torch.tensor(3.0)).item() == 6.0
+assert torch.fft.fft(torch.ones(2)).real.tolist() == [2.0, 0.0]
+assert torch.optim.lr_scheduler.StepLR.__name__ == "StepLR"
+from numtorch.nn.parallel import DistributedDataParallel
+assert torch.nn.parallel.DistributedDataParallel is DistributedDataParallel
+assert {"einsum", "vmap", "func", "fft"} <= set(dir(torch))
+torch.manual_seed(0)
+a = torch.rand(3)
+torch.manual_seed(0)
+import numpy as np
+assert np.array_equal(a.numpy(), np.random.Generator(np.random.PCG64(0)).random(3, dtype=np.float32))
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=PKG.parent)

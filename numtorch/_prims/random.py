@@ -72,6 +72,8 @@ class Generator:
     @property
     def _np(self):
         """The live ``np.random.Generator``, holding the current state."""
+        if self._live is None:   # Note [NumPy's random module loads on the first draw]
+            self._live = np.random.Generator(np.random.PCG64(self._seed))
         if self._pending is not None:
             self._live.bit_generator.state = unpack_state(self._pending)
             self._pending = None
@@ -80,7 +82,7 @@ class Generator:
     def manual_seed(self, seed):
         """Sets the seed for generating random numbers; returns the generator."""
         self._seed = int(seed)
-        self._live = np.random.Generator(np.random.PCG64(self._seed))
+        self._live = None   # seeded when first used (Note [NumPy's random module loads on the first draw])
         self._pending = None
         return self
 
@@ -103,7 +105,7 @@ class Generator:
         """The current state as a read-only ``int64[6]`` array (Note [Random state as a value])."""
         if self._pending is not None:
             return self._pending
-        return pack_state(self._live.bit_generator.state)
+        return pack_state(self._np.bit_generator.state)
 
     def set_state_array(self, array):
         """Make ``array`` (an ``int64[6]`` from `state_array` or a draw) the current state."""
@@ -182,18 +184,27 @@ def _permutation(g, shape, dtype, n):
 # chain of draws, and a graph called again on the state it wrote back, load nothing. A
 # `Generator` given a state array (`set_state_array`) keeps it (`_pending`) until an eager
 # draw needs its live generator, so the next graph call reads it back for free.
-_SCRATCH = np.random.Generator(np.random.PCG64(0))   # loaded with each draw's state
+_SCRATCH = []   # [np.random.Generator], loaded with each draw's state; made by the first draw
 _SCRATCH_HOLDS = [None]
 _SAMPLERS = {}
+
+# Note [NumPy's random module loads on the first draw]
+# Importing ``numpy.random`` costs a few percent of ``import numtorch`` (it pulls in
+# ``secrets``, ``hmac`` and its bit generators), and most programs seed before they draw.
+# So a `Generator` makes its live NumPy generator from its seed when first used (`_np`),
+# and the draws' scratch generator is made by the first draw that binds a primitive.
 
 
 def _impl_of(sample):
     def impl(state, *, shape, dtype, **params):
-        bg = _SCRATCH.bit_generator
+        if not _SCRATCH:
+            _SCRATCH.append(np.random.Generator(np.random.PCG64(0)))
+        scratch = _SCRATCH[0]
+        bg = scratch.bit_generator
         if state is not _SCRATCH_HOLDS[0]:
             bg.state = unpack_state(state)
         _SCRATCH_HOLDS[0] = None   # (until the draw is done: a sampler may raise midway)
-        out = np.asarray(sample(_SCRATCH, tuple(shape), np.dtype(dtype), **params))
+        out = np.asarray(sample(scratch, tuple(shape), np.dtype(dtype), **params))
         new = _SCRATCH_HOLDS[0] = pack_state(bg.state)
         return out, new
     return impl
@@ -270,8 +281,8 @@ def draw(prim, generator=None, *, shape, dtype, **params):
     (default: the global one), advancing it."""
     g = generator or default_generator
     if not STACK and EAGER_FAST_PATH[0]:   # the live generator
-        if g._pending is not None:
-            g._np   # loads the pending state (Note [Cheap state round trips])
+        if g._pending is not None or g._live is None:
+            g._np   # loads the pending state (Note [Cheap state round trips]) or seeds
         out = _SAMPLERS[prim](g._live, shape, dtype, **params)
         return wrap(out if out.__class__ is ndarray else np.asarray(out))
     sample, state = bind(prim, read_state(g), shape=shape, dtype=dtype, **params)
