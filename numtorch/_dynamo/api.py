@@ -95,7 +95,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                                  mode=mode, options=options, disable=disable)
     if disable:
         return model
-    ctx = CompileContext(lookup_backend(backend), fullgraph, dynamic)
+    ctx = CompileContext(lookup_backend(backend, mode, options), fullgraph, dynamic)
     from ..nn.modules.module import Module
     if isinstance(model, Module):
         return OptimizedModule(model, ctx)

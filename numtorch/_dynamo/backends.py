@@ -5,6 +5,7 @@ Must not capture anything.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 
 from .._core.tensor import Tensor
@@ -140,9 +141,10 @@ def aot_eager(gm, example_inputs):
 
 
 @register_backend(name="inductor")
-def inductor(gm, example_inputs):
+def inductor(gm, example_inputs, options=None):
     """numtorch._inductor.compile_graph (through AOT autograd when inputs require grad);
-    without it the graph runs as ``"aot_eager"``."""
+    without it the graph runs as ``"aot_eager"``. ``options``: inductor config for this
+    compile (Note [Compile mode and options], numtorch/_inductor/runner.py)."""
     try:
         mod = importlib.import_module("numtorch._inductor")
     except ImportError:
@@ -150,6 +152,8 @@ def inductor(gm, example_inputs):
     compile_graph = getattr(mod, "compile_graph", None)
     if compile_graph is None:
         return aot_eager(gm, example_inputs)
+    if options:
+        compile_graph = functools.partial(compile_graph, options=options)
     from .._aot import aot_function, tensor_compiler
     graph = gm._graph
     if graph.shape_env is not None:
@@ -192,17 +196,26 @@ def _per_sizes(graph, compile_graph):
 # autograd node (numtorch._aot, Note [One node per compiled region]).
 
 
-def lookup_backend(backend):
+def lookup_backend(backend, mode=None, options=None):
     """The compile function for ``backend``, a name or a callable; graphs of a
-    DistributedDataParallel module are split at its buckets (ddp_optimizer.py)."""
+    DistributedDataParallel module are split at its buckets (ddp_optimizer.py).
+    ``mode``/``options`` (torch.compile's) configure ``"inductor"``; a callable receives
+    them as keyword arguments, as PyTorch passes them; other named backends ignore them."""
     from .ddp_optimizer import ddp_aware
     if callable(backend):
-        return _checked(ddp_aware(backend))
+        kwargs = {k: v for k, v in (("mode", mode), ("options", options)) if v is not None}
+        return _checked(ddp_aware(functools.partial(backend, **kwargs) if kwargs else backend))
     if isinstance(backend, str):
         if backend not in _BACKENDS:
             raise ValueError(f"compile: unknown backend {backend!r}; expected one of "
                              f"{list_backends()} or a callable backend(gm, example_inputs)")
-        return _checked(ddp_aware(_BACKENDS[backend]))
+        fn = _BACKENDS[backend]
+        if backend == "inductor" and (options or mode not in (None, "default")):
+            from .._inductor import check_options, list_mode_options
+            merged = {**list_mode_options(mode), **(options or {})}
+            check_options(merged)
+            fn = functools.partial(fn, options=merged)
+        return _checked(ddp_aware(fn))
     raise TypeError(f"compile: backend must be a string or a callable, got "
                     f"{type(backend).__name__}")
 

@@ -10,5 +10,6 @@ Nothing here is imported by ``import numtorch``.
 """
 from __future__ import annotations
 
-from .runner import compile_graph, compile_graphs  # noqa: F401
+from .runner import check_options, compile_graph, compile_graphs, list_mode_options, \
+    list_options  # noqa: F401
 from . import config  # noqa: F401

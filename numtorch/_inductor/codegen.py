@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .scheduler import C_TYPES, Kernel, dtype_of, shape_of
-from . import config
+from . import config, launcher
 
 PRELUDE = r"""
 #include <stdint.h>
@@ -34,7 +34,7 @@ PRELUDE = r"""
 static int nt_threads = 1;
 void nt_set_threads(int n) { nt_threads = n > 0 ? n : 1; }
 void *nt_probe(void *o) { return NT_DATA(o); }
-/* np.maximum / np.minimum: NaN wins; equal operands (signed zeros) give the second */
+""" + launcher.PRELUDE + r"""/* np.maximum / np.minimum: NaN wins; equal operands (signed zeros) give the second */
 #define nt_max(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
 #define nt_min(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
 /* torch.sign: sign(nan) == sign(-0.0) == 0 */
@@ -333,8 +333,11 @@ class Emitter:
         total = int(np.prod(outer)) if outer else 1
         body = self.lines
         lines = [f"static void {self.prefix}{k.name}(void *const *b) {{"]
-        for v in self.buffers.order:
-            lines.append(f"    {C_TYPES[dtype_of(v).name]} *restrict {self.buffers.names[id(v)]} = b[{self.buffers.order.index(v)}];")
+        # b holds this kernel's buffers only, in first-use order (launcher.py)
+        by_name = {self.buffers.names[id(v)]: v for v in self.buffers.order}
+        self.args = [by_name[n] for n in launcher.kernel_buffers(body)]
+        for j, v in enumerate(self.args):
+            lines.append(f"    {C_TYPES[dtype_of(v).name]} *restrict {self.buffers.names[id(v)]} = b[{j}];")
         parallel = self.parallel()
         if total == 0:
             pass        # nothing to compute (a size-0 dimension)
@@ -508,7 +511,8 @@ def generate(sched, buffers, prefix=""):
     """C source of a graph's kernels and one entry point per run of consecutive kernels
     (``<prefix>segment<k>``; ``library`` adds the prelude).
 
-    Returns (source, segments): ``segments`` lists, per entry point, its kernels' indices.
+    Returns (source, segment_buffers): per segment, the buffers its entry point takes, in
+    order (Note [Segments as data], launcher.py).
     """
     out = []
     graph_src = sched.graph.python_code().splitlines()
@@ -520,8 +524,10 @@ def generate(sched, buffers, prefix=""):
             for comp in step.comps:
                 em.emit(comp)
             kernel_fns.append(em)
+    launch = launcher.Launcher(prefix)
     for em in kernel_fns:
-        out += em.function() + [""]
+        lines = em.function()
+        launch.add(em.kernel.index, lines, em.args)
     segments, current = [], []
     for step in sched.steps:
         if isinstance(step, Kernel):
@@ -531,13 +537,5 @@ def generate(sched, buffers, prefix=""):
             current = []
     if current:
         segments.append(current)
-    n = len(buffers.order)
-    for s, ks in enumerate(segments):
-        out.append(f"void {prefix}segment{s}(void *const *b) {{")
-        out += [f"    {prefix}kernel{k}(b);" for k in ks]
-        out.append("}")
-        params = ", ".join(f"void *o{i}" for i in range(n)) or "void"
-        datas = ", ".join(f"NT_DATA(o{i})" for i in range(n)) or "0"
-        out.append(f"void {prefix}segment{s}_py({params}) {{ void *b[] = {{{datas}}}; "
-                   f"{prefix}segment{s}(b); }}")
-    return "\n".join(out) + "\n", segments
+    out += launch.source(segments)
+    return "\n".join(out) + "\n", launch.segment_buffers

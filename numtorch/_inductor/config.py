@@ -12,10 +12,9 @@ debug = False              # comment every generated local with its graph value
 # code always draws eager's numbers (Note [Random state as a value]); False changes nothing
 fallback_random = True
 freezing = False           # fold captured tensors into the code (Note [Folding captured tensors])
-# torch.compile(mode="max-autotune") is accepted by numtorch._dynamo.compile; here the
-# flag changes nothing: the scheduler has one schedule per graph and the thread policy is
-# fixed by measurement (Note [OpenMP and BLAS threads]), so there is nothing to try. (The
-# mode is not yet handed to this backend by compile either.)
+# set by torch.compile(mode="max-autotune") (Note [Compile mode and options], runner.py);
+# it changes nothing yet: the scheduler has one schedule per graph and the thread policy
+# is fixed by measurement (Note [OpenMP and BLAS threads]), so there is nothing to try
 max_autotune = False
 
 

@@ -7,8 +7,8 @@ C text and the compiler live in scheduler.py, codegen.py and build.py.
 
 Note [Passing arrays to kernels]
 Reading ``arr.ctypes.data`` costs about 1 µs per array, more than a small kernel. The
-entry points take the arrays themselves (ctypes ``py_object``, a pointer copy) and read
-the data pointer from the object in C: ``PyArrayObject`` starts with the object header
+entry point takes the arrays themselves, in one tuple (ctypes ``py_object``, a pointer
+copy; Note [Segments as data], launcher.py) and reads the data pointer from the object in C: ``PyArrayObject`` starts with the object header
 followed by ``char *data`` (NumPy's stable ABI). A probe checks the layout at load time;
 where it disagrees, the runner falls back to passing ``ctypes.data`` pointers.
 """
@@ -18,6 +18,8 @@ import ctypes
 import logging
 import os
 import sys
+import threading
+import types
 
 import numpy as np
 
@@ -113,7 +115,8 @@ def compile_graphs(graphs, *, options=None):
             if lib is False:            # the compiler rejected this graph's C
                 out.append(_numpy(graph))
                 continue
-            py, fn = _runner(graph, sched, buffers, segments, lib, prefix)
+            py, fn = _runner(graph, sched, buffers, segments, lib, prefix,
+                             fixed_threads="cpp.threads" in (options or {}))
             out.append(CompiledGraph(graph, sched, codegen.library([src], build.has_libmvec()), py, fn))
     return out
 
@@ -151,6 +154,39 @@ def _build(parts):
     return [_build([p])[0] for p in parts]
 
 
+# Note [Compile mode and options]
+# torch.compile(fn, mode=..., options={...}) configures the inductor for that compile only:
+# dynamo hands the merged dict (``list_mode_options(mode)`` updated by ``options``) to
+# the backend, which sets the named ``numtorch._inductor.config`` attributes while it
+# schedules, generates and builds, then restores them. Keys are checked when compile()
+# is called, as PyTorch does. The modes, on a CPU backend without CUDA graphs:
+# "default" and "reduce-overhead" change nothing (the per-call path is already generated
+# straight-line code, Note [Passing arrays to kernels]); "max-autotune" (and its
+# "-no-cudagraphs" twin) sets ``max_autotune`` (config.py says what it does). Everything that
+# changes the generated C or the compiler flags is in the kernel cache key through the
+# source text and the flags (Note [Kernel cache], build.py). ``cpp.threads`` is read per
+# call; given in ``options`` it is fixed for that compile's graphs.
+_MODES = {"default": {}, "reduce-overhead": {}, "max-autotune": {"max_autotune": True},
+          "max-autotune-no-cudagraphs": {"max_autotune": True}}
+
+
+def list_mode_options(mode=None, dynamic=None):
+    """The config options a ``torch.compile`` ``mode`` sets (PyTorch's
+    ``torch._inductor.list_mode_options``); None is ``"default"``."""
+    if mode is not None and mode not in _MODES:
+        raise ValueError(f"compile: unknown mode {mode!r}; expected one of {list(_MODES)}")
+    return dict(_MODES[mode or "default"])
+
+
+def list_options():
+    """The option names ``torch.compile(options=...)`` accepts ("cpp.threads" style)."""
+    out = []
+    for holder, prefix in ((config, ""), (config.cpp, "cpp.")):
+        out += [prefix + k for k, v in vars(holder).items()
+                if not k.startswith("_") and isinstance(v, (bool, int, float, str))]
+    return sorted(out)
+
+
 class _options:
     """Set config attributes ("cpp.threads" style keys) for the duration of a compile."""
 
@@ -159,18 +195,33 @@ class _options:
 
     def __enter__(self):
         for key, value in self.options.items():
-            obj, attr = config, key
-            if "." in key:
-                head, attr = key.rsplit(".", 1)
-                obj = getattr(config, head, None)
-            if obj is None or not hasattr(obj, attr):
-                raise ValueError(f"compile options: unknown inductor option {key!r}")
+            obj, attr = _option_target(key)
             self.saved.append((obj, attr, getattr(obj, attr)))
             setattr(obj, attr, value)
 
     def __exit__(self, *exc):
         for obj, attr, value in reversed(self.saved):
             setattr(obj, attr, value)
+
+
+def _option_target(key):
+    """(holder, attribute) of an option name; ValueError naming an unknown one."""
+    obj, attr = config, key
+    if isinstance(key, str) and "." in key:
+        head, attr = key.rsplit(".", 1)
+        obj = getattr(config, head, None)
+    if obj is None or not isinstance(key, str) or not hasattr(obj, attr) or attr.startswith("_"):
+        raise ValueError(f"compile options: unknown inductor option {key!r}; "
+                         f"known options: {', '.join(list_options())}")
+    return obj, attr
+
+
+def check_options(options):
+    """Raise ValueError for an option name the config does not have (compile() calls it)."""
+    if not isinstance(options, dict):
+        raise TypeError(f"compile: options must be a dict, got {type(options).__name__}")
+    for key in options:
+        _option_target(key)
 
 
 def _contiguous(a):
@@ -194,9 +245,23 @@ def _matmul_call(step, ins):
     return f"_np.matmul({a}, {b})"
 
 
-def _runner(graph, sched, buffers, segments, lib, prefix=""):
-    """Generate the per-call Python function (Note [Passing arrays to kernels])."""
-    ns = {"_empty": np.empty, "_contig": _contiguous, "_wrap": wrap, "_cfg": config.cpp,
+def _reads_objects(lib):
+    """Whether the library reads arrays' data pointers and tuples' items at the layouts it
+    assumes (Note [Passing arrays to kernels]; Note [Segments as data], launcher.py)."""
+    probe = np.arange(3.0)
+    lib.nt_probe.restype = lib.nt_probe_tuple.restype = ctypes.c_void_p
+    lib.nt_probe.argtypes = lib.nt_probe_tuple.argtypes = [ctypes.py_object]
+    return (lib.nt_probe(probe) == probe.ctypes.data
+            and lib.nt_probe_tuple((None, probe)) == probe.ctypes.data)
+
+
+def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False):
+    """Generate the per-call Python function (Note [Passing arrays to kernels]);
+    ``segments`` lists the buffers of each segment's entry point (codegen.generate).
+    ``fixed_threads``: use today's ``config.cpp.threads`` always (Note [Compile mode and
+    options]), not the value at each call."""
+    cfg = types.SimpleNamespace(threads=config.cpp.threads) if fixed_threads else config.cpp
+    ns = {"_empty": np.empty, "_contig": _contiguous, "_wrap": wrap, "_cfg": cfg,
           "_dummy": np.zeros(1), "_np": np}
     names = {}      # id(var) -> Python name of its array
     lines = []
@@ -211,38 +276,41 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
         names[id(c)] = f"_c{j}"
     reads = used | {id(v) for s in sched.steps if not isinstance(s, Kernel) for v in s.ins}
     lines += numpy_codegen.const_reads(graph, ns, contiguous=True, used=reads)
+    escapes, kept = _escaping(graph, sched), []
     for v in buffers.order:
         if id(v) in sched.comps:
             names[id(v)] = n = buffers.names[id(v)]
+            if id(v) not in escapes:
+                kept.append(v)        # Note [Kernel temporaries are kept]
+                continue
             ns[f"_s{n}"], ns[f"_d{n}"] = v.shape, v.dtype
             lines.append(f"{n} = _empty(_s{n}, _d{n})")
         elif id(v) not in names:
             names[id(v)] = buffers.names[id(v)]
             lines.append(f"{buffers.names[id(v)]} = _dummy")
+    direct = False
     if lib is not None and sched.kernels:
         lines.insert(0, "if _cfg.threads != _state[0]: _state[0] = _cfg.threads; _set_threads(_cfg.threads)")
         ns["_state"], ns["_set_threads"] = [None], lib.nt_set_threads
-        probe = np.arange(3.0)
-        lib.nt_probe.restype = ctypes.c_void_p
-        lib.nt_probe.argtypes = [ctypes.py_object]
-        direct = lib.nt_probe(probe) == probe.ctypes.data
-    seg, direct = 0, locals().get("direct", False)
+        if (direct := _reads_objects(lib)):      # Note [Segments as data], launcher.py: (segment, tuple of arrays)
+            ns["_seg"] = f = getattr(lib, f"{prefix}segment_py")
+            f.argtypes, f.restype = [ctypes.c_int32, ctypes.py_object], None
+        else:
+            ns["_seg"] = f = getattr(lib, f"{prefix}segment")
+            f.argtypes, f.restype = [ctypes.c_int32, ctypes.c_void_p], None
+    seg = 0
     roots, writes = {}, []   # the chains of writes; the lines performing them
-    buf_args = ", ".join(names[id(v)] for v in buffers.order)
     for i, step in enumerate(sched.steps):
         if isinstance(step, Kernel):
             if i and isinstance(sched.steps[i - 1], Kernel):
                 continue          # the same entry point runs consecutive kernels
+            arrays = [names[id(v)] for v in segments[seg]]
             if direct:
-                f = getattr(lib, f"{prefix}segment{seg}_py")
-                f.argtypes, f.restype = [ctypes.py_object] * len(buffers.order), None
-                lines.append(f"_seg{seg}({buf_args})")
+                lines.append(f"_seg({seg}, ({''.join(a + ', ' for a in arrays)}))")
             else:
-                f = getattr(lib, f"{prefix}segment{seg}")
-                f.argtypes, f.restype = [ctypes.c_void_p], None
-                ns["_ptrs"] = ctypes.c_void_p * len(buffers.order)
-                lines.append(f"_seg{seg}(_ptrs({', '.join(n + '.ctypes.data' for n in buf_args.split(', '))}))")
-            ns[f"_seg{seg}"] = f
+                ns[f"_ptrs{seg}"] = ctypes.c_void_p * max(len(arrays), 1)
+                datas = ", ".join(a + ".ctypes.data" for a in arrays)
+                lines.append(f"_seg({seg}, _ptrs{seg}({datas}))")
             seg += 1
             continue
         ins = [names.get(id(v), repr(v)) for v in step.ins]
@@ -264,6 +332,38 @@ def _runner(graph, sched, buffers, segments, lib, prefix=""):
                 writes.append(line)
     lines += writes
     lines.append(numpy_codegen.return_line(graph, names, ns))
-    src = f"def run({', '.join(args)}):\n" + "\n".join("    " + line for line in lines) + "\n"
+    a = ", ".join(args)
+    if not kept:
+        src = f"def run({a}):\n" + "\n".join("    " + line for line in lines) + "\n"
+    else:
+        params = ", ".join(args + [names[id(v)] for v in kept])
+        src = (f"def body({params}):\n" + "\n".join("    " + line for line in lines) + "\n"
+               + f"def run({a}):\n"
+               + f"    if not _lock.acquire(False):\n        return body({a}{', ' if a else ''}*_fresh())\n"
+               + f"    try:\n        return body({a}{', ' if a else ''}*_kept)\n"
+               + "    finally:\n        _lock.release()\n")
+        shapes = [(v.shape, v.dtype) for v in kept]
+        ns["_lock"], ns["_kept"] = threading.Lock(), [np.empty(s, d) for s, d in shapes]
+        ns["_fresh"] = lambda: [np.empty(s, d) for s, d in shapes]
     exec(compile(src, f"<inductor runner {graph.name}>", "exec"), ns)
     return src, ns["run"]
+
+
+# Note [Kernel temporaries are kept]
+# A buffer that kernels write and no output can share memory with is allocated once, when
+# the graph is compiled, and reused by every call, as the NumPy code does (Note [Fused
+# NumPy code]): a fresh large array costs page faults on its first write each call, and
+# whether glibc returns freed memory to the system (and faults it in again) depended on
+# unrelated allocations (the compiled MAML step: 7.6 ms of CPU per call, or 10.6 ms when
+# the heap top was trimmed, against 4.3 ms with kept buffers). Outputs, and buffers an
+# extern's result may view (an extern's output is assumed to alias its inputs), are fresh
+# per call. A call while another is running (a thread, re-entry) gets fresh buffers (a
+# non-blocking lock decides).
+def _escaping(graph, sched):
+    """ids of the values whose memory a graph output may share (Note [Kernel temporaries
+    are kept]): the outputs, and through externs (backwards) their inputs."""
+    escapes = {id(o) for o in graph.outputs if isinstance(o, Var)}
+    for step in reversed(sched.steps):
+        if not isinstance(step, Kernel) and any(id(v) in escapes for v in step.outs):
+            escapes.update(id(v) for v in step.ins)
+    return escapes

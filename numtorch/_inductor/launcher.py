@@ -1,0 +1,161 @@
+"""The launcher: how Python reaches a graph's kernels, and each distinct kernel emitted once.
+
+codegen.py writes one C function per kernel (``kernel<k>(void *const *b)``, ``b`` holding
+that kernel's own buffers, in the order the kernel's text first names them). This module
+turns a graph's kernels into the rest of its C: identical kernels merged (Note [One
+function per distinct kernel]) and the entry point that runs a segment (a run of
+consecutive kernels between externs) from tables (Note [Segments as data]). It decides
+nothing about loops, fusion or compilation.
+
+Note [One function per distinct kernel]
+Unrolled loops and batched training repeat the same computation on other buffers: the
+compiled MAML step (5 inner steps, forward and backward) had 110 kernels, most of them
+copies of a few. Two kernels are the same function when their C text is the same up to
+comments and the names of their local identifiers (loop indices carry the graph's value
+names; buffers are reached through ``b[j]`` in first-use order), so ``kernel_key`` strips
+comments and renames every ``bufN`` and every declared ``int64_t`` local in order of first
+appearance. Equal keys mean the texts differ only by a consistent renaming of locals:
+the first kernel's function runs the others on their own buffers. The generated source
+says which kernels a function also runs.
+
+Note [Segments as data]
+A segment used to be straight-line C: ``segment<s>_py(o0, ..., oN)`` taking every buffer
+of the graph, building an N-entry pointer array and calling its kernels. With 154
+segments and ~300 buffers that was most of a 1.9 MB file and most of gcc's time (function
+expansion, dead-store elimination and the combiner over those arrays), and ~300 ctypes
+argument conversions per segment call. Now a graph has one entry point,
+``<prefix>segment_py(s, tuple)``: the tuple holds segment ``s``'s buffers (the union of
+its kernels' buffers, nothing else), and a table lists, per call of a kernel, the
+kernel's function and the tuple positions of its arguments; one loop in the prelude
+(``nt_run``) walks it. The C per graph grows with the number of kernel *calls* (a few
+integers each), not with segments x buffers. The tuple's items are read in C at
+CPython's ``PyTupleObject`` layout (header, size, items), checked by a probe at load time
+like the array data pointer (Note [Passing arrays to kernels], runner.py); where the
+probe disagrees, ``<prefix>segment(s, pointers)`` takes an array of data pointers.
+"""
+from __future__ import annotations
+
+import re
+
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_BUFFER = re.compile(r"\bbuf\d+\b")
+_INDEX_DECL = re.compile(r"\bint64_t\s+(\w+)")
+_WORD = re.compile(r"\b\w+\b")
+
+
+def kernel_buffers(body):
+    """The buffer names (``bufN``) a kernel's body lines use, in order of first use."""
+    seen = {}
+    for line in body:
+        for name in _BUFFER.findall(_COMMENT.sub("", line)):
+            seen.setdefault(name, len(seen))
+    return list(seen)
+
+
+def kernel_key(text):
+    """``text`` (a kernel function without its name line) up to comments and a consistent
+    renaming of buffers and declared indices (Note [One function per distinct kernel])."""
+    text = _COMMENT.sub("", text)
+    rename = {}
+    for name in _BUFFER.findall(text):
+        rename.setdefault(name, f"B{len(rename)}")
+    for name in _INDEX_DECL.findall(text):
+        rename.setdefault(name, f"I{len(rename)}")
+    return _WORD.sub(lambda m: rename.get(m.group(0), m.group(0)), text)
+
+
+# The prelude's part (codegen.PRELUDE includes it): read a tuple's items, walk a call table.
+PRELUDE = r"""
+#define NT_TUPLE_SIZE(t) (((intptr_t *)(t))[2])                         /* PyObject_VAR_HEAD */
+#define NT_TUPLE_ITEM(t, j) (((void **)((char *)(t) + 3 * sizeof(void *)))[j])
+typedef void (*nt_kernel)(void *const *);
+void *nt_probe_tuple(void *t) { return NT_TUPLE_SIZE(t) == 2 ? NT_DATA(NT_TUPLE_ITEM(t, 1)) : 0; }
+/* Note [Segments as data] (launcher.py): calls[c] is a function, calls[c+1] its argument
+   count n, calls[c+2 .. c+1+n] the positions of its arguments in b */
+static void nt_run(const nt_kernel *fns, const int32_t *calls, int32_t c, int32_t end,
+                   void *const *b, int32_t max_args) {
+    void *a[max_args > 0 ? max_args : 1];
+    while (c < end) {
+        const int32_t n = calls[c + 1];
+        for (int32_t j = 0; j < n; j++) a[j] = b[calls[c + 2 + j]];
+        fns[calls[c]](a);
+        c += 2 + n;
+    }
+}
+"""
+
+
+def _ints(values, per_line=24):
+    values = [str(v) for v in values] or ["0"]
+    return ",\n".join("    " + ", ".join(values[i:i + per_line])
+                      for i in range(0, len(values), per_line))
+
+
+class Launcher:
+    """Collects a graph's kernel functions (deduplicated) and writes its entry point.
+
+    ``add(kernel_index, lines, buffers)`` takes a kernel's function (its first line the
+    signature, ``buffers`` its argument vars in ``b`` order); ``source(segments)`` returns
+    the C of the distinct functions and the tables, and ``segment_buffers`` the vars each
+    segment's tuple holds, in order.
+    """
+
+    def __init__(self, prefix=""):
+        self.prefix = prefix
+        self.functions = []       # [lines] of distinct kernels
+        self.also = []            # per distinct function: the other kernels it runs
+        self.by_key = {}          # kernel_key -> function position
+        self.calls = {}           # kernel index -> (function position, [buffer vars])
+
+    def add(self, index, lines, buffers):
+        key = kernel_key("\n".join(lines[1:]))
+        f = self.by_key.get(key)
+        if f is None:
+            f = self.by_key[key] = len(self.functions)
+            self.functions.append(lines)
+            self.also.append([])
+        else:
+            self.also[f].append(index)
+        self.calls[index] = (f, list(buffers))
+
+    def source(self, segments):
+        """C text: the distinct kernels, the tables and the entry points. ``segments``
+        lists, per segment, its kernels' indices in order."""
+        p, out = self.prefix, []
+        for lines, also in zip(self.functions, self.also):
+            if also:
+                out.append(f"/* also runs {', '.join(f'kernel{k}' for k in also)} "
+                           "(the same code on other buffers) */")
+            out += lines + [""]
+        calls, starts, self.segment_buffers = [], [0], []
+        for ks in segments:
+            position = {}          # id(var) -> place in this segment's tuple
+            seg_vars = []
+            for k in ks:
+                f, bufs = self.calls[k]
+                calls += [f, len(bufs)]
+                for v in bufs:
+                    if id(v) not in position:
+                        position[id(v)] = len(seg_vars)
+                        seg_vars.append(v)
+                    calls.append(position[id(v)])
+            starts.append(len(calls))
+            self.segment_buffers.append(seg_vars)
+        names = [lines[0].split("(")[0].split()[-1] for lines in self.functions]
+        max_args = max([len(b) for _, b in self.calls.values()], default=0)
+        max_bufs = max([len(b) for b in self.segment_buffers], default=0)
+        out += [
+            f"static const nt_kernel {p}nt_fns[] = {{{', '.join(names) or '0'}}};",
+            f"static const int32_t {p}nt_calls[] = {{\n{_ints(calls)}}};",
+            f"static const int32_t {p}nt_segments[] = {{\n{_ints(starts)}}};",
+            f"void {p}segment(int32_t s, void *const *b) {{",
+            f"    nt_run({p}nt_fns, {p}nt_calls, {p}nt_segments[s], {p}nt_segments[s + 1], b, "
+            f"{max_args});",
+            "}",
+            f"void {p}segment_py(int32_t s, void *t) {{",
+            f"    void *b[{max(max_bufs, 1)}];",
+            "    for (intptr_t j = 0; j < NT_TUPLE_SIZE(t); j++) b[j] = NT_DATA(NT_TUPLE_ITEM(t, j));",
+            f"    {p}segment(s, b);",
+            "}",
+        ]
+        return out
