@@ -147,3 +147,104 @@ def test_outer_product_contraction(dtype):
     w = torch.tensor(rng.standard_normal((300, 200)).astype(dtype), requires_grad=True)
     (torch.tensor(x) @ w.T).mul(torch.tensor(g)).sum().backward()
     _same(w.grad, np.outer(g, x).astype(dtype))
+
+
+# -- Note [Eager fast path]: paths chosen by looking, primitives given arrays only ---------
+
+def _tries(fn):
+    import ast
+    import inspect
+    import textwrap
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Try)]
+
+
+def test_fast_paths_choose_without_exceptions():
+    from numtorch._ops import _common, index, inplace, methods
+    for fn in (_common.elementwise_binary, _common.to_tensor, _common.number_array,
+               _common.broadcast_pair, index.getitem, inplace.inplace, inplace._fit,
+               methods._ufunc_inplace):
+        assert _tries(fn) == [], f"{fn.__qualname__} uses try at lines {_tries(fn)}"
+
+
+@pytest.fixture
+def strict_impls(monkeypatch):
+    """Every binary elementwise primitive's impl, checked: arrays of one dtype only."""
+    from numtorch._prims import elementwise as E
+    calls = []
+    for name in ("add", "sub", "mul", "div", "pow", "fmod", "remainder", "maximum", "lt", "eq"):
+        prim = getattr(E, name)
+
+        def checked(x, y, _impl=prim.impl, _name=name):
+            assert x.__class__ is np.ndarray and y.__class__ is np.ndarray, (_name, x, y)
+            assert x.dtype == y.dtype, (_name, x.dtype, y.dtype)
+            calls.append(_name)
+            return _impl(x, y)
+        monkeypatch.setattr(prim, "impl", checked)
+    return calls
+
+
+def test_numbers_reach_primitives_as_arrays(strict_impls):
+    x = torch.tensor(_sample(np.float32, (3, 4), 7))
+    i = torch.tensor(np.arange(-3, 3, dtype=np.int32))
+    ref = x.numpy()
+    _same(x * 2.5, ref * np.float32(2.5))
+    _same(3 - x, np.float32(3) - ref)
+    _same(x < 0.5, ref < np.float32(0.5))
+    _same(i ** 2, np.arange(-3, 3, dtype=np.int32) ** 2)
+    _same(2 ** i.abs(), 2 ** np.abs(np.arange(-3, 3, dtype=np.int32)))
+    _same(i / 2, np.arange(-3, 3, dtype=np.int32).astype(np.float32) / np.float32(2))
+    _same(torch.fmod(i, 2), np.fmod(np.arange(-3, 3, dtype=np.int32), 2).astype(np.int32))
+    # one impl call per op, and nothing else bound
+    assert strict_impls == ["mul", "sub", "lt", "pow", "pow", "div", "fmod"]
+
+
+@pytest.mark.parametrize("dtype,number,op", [("int8", 300, "add"), ("uint8", -1000, "sub"),
+                                             ("int32", 2 ** 40, "mul"), ("int16", -70000, "add")])
+def test_out_of_range_ints_wrap_as_in_pytorch(dtype, number, op):
+    pt = pytest.importorskip("torch")
+    a = np.array([1, 7, -3], dtype=dtype) if dtype[0] == "i" else np.array([1, 7, 200], dtype=dtype)
+    got = getattr(torch.tensor(a), op)(number)
+    want = getattr(pt.tensor(a), op)(number).numpy()
+    _same(got, want)
+    t = torch.tensor(a)
+    getattr(t, op + "_")(number)                 # the in-place shortcut wraps the same way
+    _same(t, want)
+
+
+def test_kernels_numpy_lacks_raise_pytorchs_errors():
+    c = torch.ones(2, dtype=torch.complex64)
+    for fn, kernel in ((torch.fmod, "fmod"), (torch.remainder, "remainder"),
+                       (torch.floor_divide, "div_floor"), (torch.atan2, "atan2")):
+        with pytest.raises(NotImplementedError, match=f'"{kernel}_cpu" not implemented for '
+                                                      f"'ComplexFloat'"):
+            fn(c, c if fn is torch.atan2 else 2)
+    with pytest.raises(NotImplementedError, match="div_trunc_cpu"):
+        torch.div(c, 2, rounding_mode="trunc")
+    b = torch.tensor([True, False])
+    for f in (lambda: b - b, lambda: True - b, lambda: b - True, lambda: b.sub_(b)):
+        with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool"):
+            f()
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of "
+                                           r"tensor b \(2\) at non-singleton dimension 1"):
+        torch.ones(2, 3) + torch.ones(3, 2)
+    with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the "
+                                           r"broadcast shape \[2, 3\]"):
+        torch.ones(3).add_(torch.ones(2, 3))
+
+
+def test_basic_indexing_shortcut_matches_numpy():
+    import itertools
+    a = np.arange(24).reshape(2, 3, 4)
+    t = torch.tensor(a)
+    items = [0, -1, 2, 3, -3, slice(1, None), None, Ellipsis]
+    for r in (1, 2, 3):
+        for idx in itertools.product(items, repeat=r):
+            try:
+                ref = a[idx]
+            except IndexError:
+                with pytest.raises((IndexError, RuntimeError)):
+                    t[idx]
+                continue
+            got = t[idx]
+            assert got.shape == ref.shape and np.array_equal(got.numpy(), ref), idx

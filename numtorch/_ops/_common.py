@@ -40,11 +40,7 @@ def to_tensor(x, dtype=None) -> Tensor:
         d = dtype or (_dt.get_default_dtype() if x.floating else _dt.int64)
         return bind(C.full, shape=(), fill_value=x, dtype=d.np)
     elif is_scalar(x):
-        d = dtype or _dt.scalar_dtype(x)
-        try:
-            return wrap_array(np.asarray(x, dtype=d.np))
-        except OverflowError:  # an int out of the dtype's range wraps around, as in PyTorch
-            return wrap_array(np.asarray(x).astype(d.np))
+        return wrap_array(number_array(x, (dtype or _dt.scalar_dtype(x)).np))
     else:
         from .creation import tensor
         return tensor(x, dtype=dtype)
@@ -53,6 +49,23 @@ def to_tensor(x, dtype=None) -> Tensor:
 
 
 _NP_OK = {d.np for d in _dt.ALL}
+_INT_RANGE: dict = {}   # NumPy integer dtype -> (min, max)
+
+
+def number_array(x, dt):
+    """The Python number ``x`` as a 0-d array of NumPy dtype ``dt``, what primitives take.
+
+    An int outside an integer dtype's range wraps around, as in PyTorch (NumPy refuses to
+    convert it directly); one outside int64's raises OverflowError, as in PyTorch.
+    """
+    if x.__class__ is int and dt.kind in "iu":
+        bounds = _INT_RANGE.get(dt)
+        if bounds is None:
+            info = np.iinfo(dt)
+            bounds = _INT_RANGE[dt] = (int(info.min), int(info.max))
+        if not bounds[0] <= x <= bounds[1]:
+            return np.asarray(x).astype(dt)
+    return np.asarray(x, dtype=dt)
 
 
 # PyTorch's error messages name dtypes two ways: by ScalarType ("Float", "Long"; most
@@ -132,6 +145,15 @@ def match_device(*ts):
 
 def broadcast_shapes(*shapes) -> Size:
     """``torch.broadcast_shapes`` with PyTorch's error message."""
+    out = broadcast_result(*shapes)
+    if out is None:
+        raise RuntimeError(_broadcast_message(shapes, max(len(s) for s in shapes)))
+    return out
+
+
+def broadcast_result(*shapes):
+    """The shape ``shapes`` broadcast to, or None where they do not (for code that chooses
+    a path by it: Note [Eager fast path])."""
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:
@@ -140,7 +162,7 @@ def broadcast_shapes(*shapes) -> Size:
             if out[j] == 1:
                 out[j] = n
             elif n != 1 and n != out[j]:
-                raise RuntimeError(_broadcast_message(shapes, ndim))
+                return None
     return Size(out)
 
 
@@ -189,13 +211,20 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
 # Note [Eager fast path]
 # With no transform active and no operand requiring grad, an elementwise op's result is
 # exactly NumPy's ufunc applied to the promoted operands: NumPy broadcasts the way
-# broadcast_in_dim would, and a Python scalar passed as-is is a "weak" operand under
-# NEP 50, just as PyTorch treats wrapped numbers. So the fast path skips the explicit
-# broadcast and the scalar-to-tensor conversion and calls the primitive's impl once. A
+# broadcast_in_dim would, and a Python number converted to a 0-d array of the promoted
+# dtype computes as PyTorch's wrapped number does. So the fast path skips the explicit
+# broadcast and the tensor wrapping of numbers and calls the primitive's impl once, on
+# arrays only (primitives are strict: a number becomes a 0-d array first, `number_array`,
+# which costs what NumPy's own conversion of a number inside the ufunc costs). A
 # primitive without derivatives (`nondiff`: comparisons) takes it even when an operand
 # requires grad, as long as the interpreter stack is empty (a transform may claim the call,
 # Note [Capture claims constants]): autograd would record nothing for it anyway. Any
 # other case takes the strict path: tensors, converts, broadcasts, and `bind`s.
+# The shortcut chooses its path by looking, never by trying NumPy and catching its error:
+# shapes that differ are checked before the call (`check_broadcast`, cached per pair of
+# shapes; PyTorch's message when they do not broadcast), an int out of an integer dtype's
+# range wraps in `number_array`, and the ops whose kernels lack a dtype (fmod, remainder,
+# floor division and atan2 of complex) raise PyTorch's error before they get here.
 
 _PROMOTE_CACHE: dict = {}
 
@@ -240,7 +269,11 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
             # Two eager tensors of one dtype (x + y): nothing to promote (Note [Eager fast path]).
             if not ((a._requires_grad or b._requires_grad) and grad_mode[0]) or (
                     prim.nondiff and not STACK):
-                return _fast_call(prim, xa, xb, a, b)
+                sa, sb = xa.shape, xb.shape
+                if sa != sb and sa and sb and (sa, sb) not in _BROADCASTS:
+                    check_broadcast(sa, sb)
+                out = prim.impl(xa, xb)
+                return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
             sa, sb = xa.shape, xb.shape
             if len(sa) == len(sb) and sa == sb:   # lengths first: Note [Comparing shapes]
                 return bind(prim, a, b)   # recorded by autograd; nothing to convert
@@ -253,30 +286,46 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
     # Note [Eager fast path]
     (xa, ka), (xb, kb) = fa, fb
     dt = fast_result_dtype(a, ka, b, kb, compute_dtype)
-    if xa.__class__ is ndarray and xa.dtype != dt:
-        xa = xa.astype(dt)
-    if xb.__class__ is ndarray and xb.dtype != dt:
-        xb = xb.astype(dt)
-    return _fast_call(prim, xa, xb, a, b)
-
-
-def _fast_call(prim, x, y, a, b):
-    try:
-        out = prim.impl(x, y)
-    except OverflowError:  # NumPy refuses a Python int out of range; PyTorch wraps it
-        dt = x.dtype if x.__class__ is ndarray else y.dtype
-        out = prim.impl(*(v if v.__class__ is ndarray else np.asarray(v).astype(dt) for v in (x, y)))
-    except ValueError:
-        broadcast_shapes(np.shape(x), np.shape(y))  # raises PyTorch's message
-        raise
-    except TypeError:
-        raise TypeError(f"{prim.name}: unsupported operand dtypes {_describe(a)} and "
-                        f"{_describe(b)}") from None
+    # A number becomes a 0-d array (no shape to check); an int maybe out of range goes
+    # through `number_array`, which wraps it.
+    if xa.__class__ is not ndarray:
+        xa = np.asarray(xa, dt) if ka is not int or dt.kind not in "iu" else number_array(xa, dt)
+        if xb.dtype != dt:
+            xb = xb.astype(dt)
+    elif xb.__class__ is not ndarray:
+        xb = np.asarray(xb, dt) if kb is not int or dt.kind not in "iu" else number_array(xb, dt)
+        if xa.dtype != dt:
+            xa = xa.astype(dt)
+    else:
+        if xa.dtype != dt:
+            xa = xa.astype(dt)
+        if xb.dtype != dt:
+            xb = xb.astype(dt)
+        sa, sb = xa.shape, xb.shape
+        if sa != sb and sa and sb and (sa, sb) not in _BROADCASTS:
+            check_broadcast(sa, sb)
+    out = prim.impl(xa, xb)
     return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
 
 
-def _describe(x):
-    return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__
+_BROADCASTS: dict = {}   # (shape, shape) -> their broadcast shape, for pairs that broadcast
+
+
+def broadcast_pair(sa, sb):
+    """`broadcast_result` of two concrete shapes, cached per pair that broadcasts (the eager
+    shortcuts ask it on every op whose operands' shapes differ)."""
+    out = _BROADCASTS.get((sa, sb))
+    if out is None:
+        out = broadcast_result(sa, sb)
+        if out is not None and len(_BROADCASTS) < 4096:
+            _BROADCASTS[(sa, sb)] = out
+    return out
+
+
+def check_broadcast(sa, sb):
+    """PyTorch's error unless shapes ``sa`` and ``sb`` broadcast."""
+    if broadcast_pair(sa, sb) is None:
+        broadcast_shapes(sa, sb)
 
 
 def _promotion_key(x):

@@ -50,16 +50,43 @@ def _normalize_index(x, idx):
     return idx
 
 
-_BASIC = (int, slice, type(None), type(Ellipsis))
-
-
-def _basic_numpy_index(idx):
-    """``idx`` as a NumPy basic index that always returns a view, or None if not basic."""
+def _basic_numpy_index(idx, shape):
+    """``idx`` as a NumPy basic index of an array of ``shape`` that returns a view, or None
+    if it is not basic or not valid there (too many indices, an int out of range): the
+    general path then raises PyTorch's error. Checked up front, never by trying NumPy."""
+    if idx.__class__ is int:   # x[i], the commonest
+        return (idx, Ellipsis) if shape and -shape[0] <= idx < shape[0] else None
     items = idx if idx.__class__ is tuple else (idx,)
+    dim, nd = 0, len(shape)
     for i in items:
-        if i.__class__ not in _BASIC or (i.__class__ is slice and i.step is not None and i.step <= 0):
+        c = i.__class__
+        if c is int:
+            if dim >= nd or not -shape[dim] <= i < shape[dim]:
+                return None
+            dim += 1
+        elif c is slice:
+            if dim >= nd or (i.step is not None and i.step <= 0):
+                return None
+            dim += 1
+        elif i is Ellipsis:
+            return _basic_with_ellipsis(items, shape)
+        elif i is not None:
             return None
-    return items if Ellipsis in items else items + (Ellipsis,)
+    return items + (Ellipsis,)
+
+
+def _basic_with_ellipsis(items, shape):
+    """`_basic_numpy_index` for an index with an ellipsis: what follows it indexes the last
+    dims, so it is checked against them, from the back."""
+    k = next(j for j, i in enumerate(items) if i is Ellipsis)   # `is`: items may be tensors
+    head, tail = items[:k], items[k + 1:]
+    if any(i is Ellipsis for i in tail):
+        return None
+    n_tail = sum(1 for i in tail if i is not None)
+    if _basic_numpy_index(head, shape[:len(shape) - n_tail]) is None or (
+            n_tail and _basic_numpy_index(tail, shape[len(shape) - n_tail:]) is None):
+        return None
+    return items
 
 
 @backward_name(lambda x, idx: "SelectBackward0" if isinstance(idx, int) and not isinstance(idx, bool)
@@ -69,14 +96,9 @@ def getitem(x, idx):
     d = x._data
     if d.__class__ is ndarray and not x._requires_grad:
         # Eager fast path: NumPy's basic indexing is PyTorch's, and returns a view.
-        np_idx = _basic_numpy_index(idx)
+        np_idx = _basic_numpy_index(idx, d.shape)
         if np_idx is not None:
-            try:
-                out = d[np_idx]
-            except IndexError:
-                pass  # the general path below raises PyTorch's message
-            else:
-                return _as_view(wrap_array(out), x, lambda b: getitem(b, idx))
+            return _as_view(wrap_array(d[np_idx]), x, lambda b: getitem(b, idx))
     idx = _normalize_index(x, idx)
     if any(isinstance(i, (Tensor, bool)) for i in idx):
         return _advanced_getitem(x, idx)
@@ -92,16 +114,21 @@ def getitem(x, idx):
                 out = slice_dim(out, dim, i.start, i.stop, i.step or 1)
             dim += 1
         else:
-            try:
-                i = operator.index(i)  # not int(): a float index is an error (PyTorch)
-            except TypeError:
-                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
-                                 f"or byte Variables are valid indices (got {type(i).__name__})") from None
+            i = _int_index(i)
             n = out.shape[dim]
             if i < -n or i >= n:
                 raise IndexError(f"index {i} is out of bounds for dimension {position} with size {n}")
             out = select(out, dim, i)
     return out
+
+
+def _int_index(i):
+    """``i`` as an int index, as ``operator.index`` reads it (not int(): a float index is an
+    error in PyTorch), or PyTorch's error."""
+    if not hasattr(type(i), "__index__"):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
+                         f"or byte Variables are valid indices (got {type(i).__name__})")
+    return operator.index(i)
 
 
 def _advanced_getitem(x, idx):
@@ -138,11 +165,7 @@ def _advanced_getitem(x, idx):
             adv.append((dim, i))
             dim += 1
         else:
-            try:
-                i = operator.index(i)
-            except TypeError:
-                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
-                                 f"or byte Variables are valid indices (got {type(i).__name__})") from None
+            i = _int_index(i)
             adv.append((dim, to_tensor(i, _dt.int64)))
             dim += 1
     dims = [d for d, _ in adv]

@@ -29,7 +29,7 @@ from .._core import dtypes as _dt
 from .._core import primitive as _prim
 from .._core.tensor import Tensor, VersionCounter, wrap
 from .._prims.ref import copy_to
-from ._common import broadcast_to, convert, scalar_type_name
+from ._common import broadcast_result, broadcast_to, convert, scalar_type_name
 
 
 def _levels(payload):
@@ -85,16 +85,17 @@ def _fit(self, result, name):
     shape = tuple(self._data.shape)
     rshape = tuple(result._data.shape)
     if rshape != shape:
-        from ._common import broadcast_shapes
-        try:
-            b = broadcast_shapes(shape, rshape)
-        except RuntimeError:
-            b = None
-        if b != shape:
-            raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
-                               f"shape {list(b if b is not None else rshape)}")
+        _check_fits(shape, rshape)
         result = broadcast_to(result, shape)
     return convert(result, self.dtype)
+
+
+def _check_fits(shape, rshape):
+    """PyTorch's error unless a result of shape ``rshape`` broadcasts to ``shape``."""
+    b = broadcast_result(shape, rshape)
+    if b != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+                           f"shape {list(b if b is not None else rshape)}")
 
 
 def inplace(self: Tensor, fn, name="inplace"):
@@ -115,11 +116,9 @@ def inplace(self: Tensor, fn, name="inplace"):
             if rd is None or rd is not d:
                 _check_castable(self, result if isinstance(result, Tensor) else
                                 _scalar_tensor(result), name)
-                try:
-                    np.copyto(d, rd if rd is not None else result, casting="unsafe")
-                except ValueError:
-                    _fit(self, result, name)  # raises PyTorch's shape message
-                    raise
+                if rd is not None and rd.shape != d.shape:
+                    _check_fits(d.shape, rd.shape)
+                np.copyto(d, rd if rd is not None else result, casting="unsafe")
             self._version_counter.value += 1
             return self
         if rd.__class__ is ndarray and _prim.grad_mode[0]:

@@ -36,9 +36,7 @@ def add(input, other, *, alpha=1, out=None):
 
 def sub(input, other, *, alpha=1, out=None):
     """Subtracts ``other``, scaled by ``alpha``, from ``input``."""
-    if isinstance(input, Tensor) and input._data.dtype == np.bool_ and \
-            (not isinstance(other, Tensor) or other._data.dtype == np.bool_) and isinstance(
-            other, (Tensor, bool)):
+    if _is_bool(input) and _is_bool(other) and (isinstance(input, Tensor) or isinstance(other, Tensor)):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     if alpha != 1:
@@ -47,6 +45,10 @@ def sub(input, other, *, alpha=1, out=None):
 
 
 subtract = sub
+
+
+def _is_bool(x):
+    return x._data.dtype == np.bool_ if isinstance(x, Tensor) else x.__class__ is bool
 
 
 @backward_name(lambda input, other, **kw: "RsubBackward0" if isinstance(other, Tensor)
@@ -77,10 +79,12 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode == "floor":
         if result_type(input, other).is_floating_point:
             return floor(div(input, other))
+        _real_only("div_floor", input, other)
         return elementwise_binary(E.floor_divide, input, other)
     if rounding_mode == "trunc":
         if result_type(input, other).is_floating_point:
             return trunc(div(input, other))
+        _real_only("div_trunc", input, other)
         q = elementwise_binary(E.floor_divide, input, other)
         r = elementwise_binary(E.fmod, input, other)
         fix = logical_and(ne(r, 0), ne(lt(r, 0), lt(to_tensor(other) if is_scalar(other) else other, 0)))
@@ -109,12 +113,23 @@ float_power = lambda input, exponent: pow(to_tensor(input, _dt.float64) if isins
 
 def fmod(input, other):
     """C-style remainder (sign of the dividend)."""
+    _real_only("fmod", input, other)
     return elementwise_binary(E.fmod, input, other)
 
 
 def remainder(input, other):
     """Python-style modulus (sign of the divisor)."""
+    _real_only("remainder", input, other)
     return elementwise_binary(E.remainder, input, other)
+
+
+def _real_only(kernel, input, other):
+    """PyTorch's error for a complex operand of an op without a complex kernel (NumPy has
+    none either: checked here, so the primitive only ever sees dtypes it computes)."""
+    for x in (input, other):
+        if (x._data.dtype.kind == "c") if isinstance(x, Tensor) else x.__class__ is complex:
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for "
+                                      f"'{scalar_type_name(result_type(input, other))}'")
 
 
 def maximum(input, other):
@@ -148,6 +163,7 @@ def atan2(input, other):
     """Elementwise arctangent of ``input / other`` with the quadrant chosen by the signs."""
     check_tensor(input, "input", "atan2")
     check_tensor(other, "other", "atan2")
+    _real_only("atan2", input, other)
     return elementwise_binary(E.atan2, input, other, compute_dtype=float_dtype_for)
 
 

@@ -13,7 +13,8 @@ from .._core.tensor import Tensor, device as _device
 from . import creation, index, inplace as _inplace, linalg, math, reduce, shape, sorting
 from .._core.primitive import STACK, grad_mode
 from .._prims import elementwise as E
-from ._common import _fast_operand, fast_result_dtype, result_type, to_tensor
+from ._common import (_fast_operand, broadcast_pair, fast_result_dtype, number_array,
+                      result_type, to_tensor)
 
 
 # Ops whose method form is f(self, *args, **kwargs).
@@ -186,8 +187,10 @@ for _name in "eq ne lt le gt ge".split():
 for _name in "tril triu".split():
     setattr(Tensor, _name + "_", _inplace_method(getattr(shape, _name), _name + "_"))
 
-def _ufunc_inplace(prim, generic, compute_dtype=None):
-    """``x.add_(y)`` etc.: with no autograd involved, the ufunc writes into x's buffer."""
+
+def _ufunc_inplace(prim, generic):
+    """``x.add_(y)`` etc.: with no autograd involved, the ufunc writes into x's buffer.
+    (Not ``div_``: its impl is no bare ufunc, it sets NumPy's error state.)"""
     def m(self, other, *args, **kwargs):
         d = self._data
         if not args and d.__class__ is np.ndarray and not (self._requires_grad and grad_mode[0]) \
@@ -198,13 +201,18 @@ def _ufunc_inplace(prim, generic, compute_dtype=None):
                     other = other * alpha
                 fo = _fast_operand(other)
                 if fo is not None:
-                    dt = fast_result_dtype(self, (d.dtype, d.ndim == 0), other, fo[1], compute_dtype)
-                    if dt == d.dtype:
-                        try:
-                            prim.ufunc(d, fo[0], out=d)
-                        except (ValueError, TypeError):
-                            pass   # shape or dtype trouble: the generic path raises PyTorch's error
-                        else:
+                    dt = fast_result_dtype(self, (d.dtype, d.ndim == 0), other, fo[1])
+                    # The ufunc writes d when the result has d's dtype and shape and NumPy
+                    # has the kernel (no bool subtraction); else the generic path raises
+                    # PyTorch's error (Note [Eager fast path]: checked, not tried).
+                    if dt == d.dtype and not (prim is E.sub and dt.kind == "b"):
+                        o = fo[0]
+                        if o.__class__ is not np.ndarray:
+                            o = np.asarray(o, dt) if fo[1] is not int or dt.kind not in "iu" \
+                                else number_array(o, dt)
+                        s, ds = o.shape, d.shape
+                        if s == ds or not s or broadcast_pair(ds, s) == ds:
+                            prim.ufunc(d, o, out=d)
                             self._version_counter.value += 1
                             return self
                 kwargs = {}   # alpha is folded into other by now
@@ -216,7 +224,6 @@ def _ufunc_inplace(prim, generic, compute_dtype=None):
 Tensor.add_ = _ufunc_inplace(E.add, Tensor.add_)
 Tensor.sub_ = _ufunc_inplace(E.sub, Tensor.sub_)
 Tensor.mul_ = _ufunc_inplace(E.mul, Tensor.mul_)
-Tensor.div_ = _ufunc_inplace(E.div, Tensor.div_, math.float_dtype_for)
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_

@@ -230,8 +230,7 @@ div.jvp = lambda p, t: (lambda out: (out, _sum_tangents(
 
 
 def _integral(x, y):
-    # Either operand may be a Python scalar on the eager fast path (Note [Eager fast path]).
-    return np.result_type(x, y).kind in "iu"
+    return x.dtype.kind in "iu"   # strict operands: one dtype, arrays only
 
 
 def _pow_impl(x, y):
