@@ -141,3 +141,18 @@ def test_random_draws_happen_once_as_eagerly():
     xs = x.numpy()
     np.testing.assert_allclose(t.numpy(), mask * (np.sin(xs) + xs * np.cos(xs)), rtol=1e-12)
     assert "sin" not in jvp_fn.graph.primitives()
+
+
+def test_differentiable_through_the_linear_map():
+    # the residuals are tensors of the primal computation: grad and eager autograd see
+    # through the linear graph to them (d/dx of cos(x) * t is -sin(x) * t)
+    from numtorch.func import grad
+    x = torch.tensor([0.3, 1.2], dtype=F64)
+    t = torch.tensor([1.0, 2.0], dtype=F64)
+    want = -np.sin(x.numpy()) * t.numpy()
+    g = grad(lambda p: linearize(torch.sin, p)[1](t).sum())(x)
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-12)
+    w = x.clone().requires_grad_(True)
+    _, jvp_fn = linearize(torch.sin, w)
+    jvp_fn(t).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-12)
