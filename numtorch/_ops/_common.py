@@ -70,7 +70,8 @@ def number_array(x, dt):
 
 # PyTorch's error messages name dtypes two ways: by ScalarType ("Float", "Long"; most
 # messages) and by C++ type ("float", "long int"; a few, such as masked_fill's).
-_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                      "bfloat16": "BFloat16", "int64": "Long",
                       "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
                       "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 _CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",

@@ -20,7 +20,7 @@ from . import math as M
 from . import reduce as R
 from . import shape as SH
 from .creation import arange, tensor
-from .linalg_ops import scalar_type_name
+from ._common import scalar_type_name
 
 
 

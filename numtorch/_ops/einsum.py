@@ -17,7 +17,7 @@ from .._core.tensor import Tensor
 from .._prims.contraction import dot_general
 from . import reduce as R
 from . import shape as SH
-from .linalg_ops import scalar_type_name
+from ._common import scalar_type_name
 
 # Note [Einsum labels]
 # 'A'-'Z' are labels 0-25 and 'a'-'z' 26-51, so sorting labels sorts letters as PyTorch's

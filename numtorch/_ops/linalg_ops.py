@@ -27,7 +27,7 @@ from . import math as M
 from . import reduce as R
 from . import shape as SH
 from ._backward_names import backward_name
-from ._common import broadcast_shapes, broadcast_to, convert
+from ._common import broadcast_shapes, broadcast_to, convert, scalar_type_name
 from .creation import eye, tensor, zeros
 from .linalg import cross as _cross, matmul  # noqa: F401  (re-exported)
 
@@ -36,14 +36,6 @@ __all__ = ["LinAlgError", "inv", "solve", "solve_triangular", "det", "slogdet",
            "norm", "vector_norm", "matrix_norm", "cross", "matrix_power", "pinv", "lstsq",
            "cond", "matrix_rank", "multi_dot", "matmul", "vecdot", "diagonal"]
 
-_SCALAR_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def scalar_type_name(dtype):
-    """PyTorch's ScalarType name of a dtype ('Float', 'Long', …), as its messages print it."""
-    return _SCALAR_TYPES.get(dtype.name, dtype.name)
 
 linalg_slogdet = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 linalg_qr = collections.namedtuple("linalg_qr", ["Q", "R"])
