@@ -157,25 +157,46 @@ def _atomic_write_text(path, text):
     os.replace(tmp, path)
 
 
-def _compile(source, cc, so, vector_math):
-    """Compile ``source`` into ``so`` through a temporary file, then rename it in place."""
+def _compile(units, cc, so, vector_math):
+    """Compile the translation ``units`` into ``so`` through temporary files, then rename
+    it in place. Several units compile at once, one compiler process each, and are linked
+    (Note [Parallel builds], launcher.py)."""
     d = os.path.dirname(so)
-    fd, c_path = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".c")
-    with os.fdopen(fd, "w") as f:
-        f.write(source)
-    tmp_so = c_path[:-2] + ".so"
+    flags, libs = list(_flags(vector_math)), ["-lm"]
+    if vector_math:                       # libraries after the objects that need them
+        flags, libs = flags[:-2], flags[-2:] + libs
+    fd, stem = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    os.close(fd)
+    sources = [f"{stem}-{k}.c" for k in range(len(units))]
+    objects = [c[:-2] + ".o" for c in sources] if len(units) > 1 else []
+    tmp_so = stem + ".so"
     try:
-        cmd = [cc, *_flags(vector_math)[:-2], "-o", tmp_so, c_path, *_flags(vector_math)[-2:], "-lm"] \
-            if vector_math else [cc, *_flags(), "-o", tmp_so, c_path, "-lm"]
+        for path, text in zip(sources, units):
+            with open(path, "w") as f:
+                f.write(text)
+        if objects:
+            procs = [(cmd, subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                            text=True))
+                     for cmd in ([cc, *flags, "-c", "-o", o, c] for c, o in zip(sources, objects))]
+            for cmd, p in procs:
+                err = p.communicate()[1]
+                _check(cmd, p.returncode, err)
+            cmd = [cc, *flags, "-o", tmp_so, *objects, *libs]
+        else:
+            cmd = [cc, *flags, "-o", tmp_so, *sources, *libs]
         res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise RuntimeError(f"C compiler failed ({' '.join(cmd)}):\n{res.stderr[-4000:]}")
+        _check(cmd, res.returncode, res.stderr)
         os.replace(tmp_so, so)
         _atomic_write_text(so[:-3] + ".sha256", _digest(so))
     finally:
-        for p in (c_path, tmp_so):
-            if os.path.exists(p):
-                os.unlink(p)
+        for path in [stem, tmp_so, *sources, *objects]:
+            if os.path.exists(path):
+                os.unlink(path)
+
+
+def _check(cmd, returncode, stderr):
+    if returncode != 0:
+        raise RuntimeError(f"C compiler failed ({' '.join(cmd)}):\n{stderr[-4000:]}")
 
 
 def _set_thread_policy():
@@ -184,12 +205,14 @@ def _set_thread_policy():
 
 
 def load(source, vector_math=False):
-    """The loaded library for C ``source`` (compiled or taken from the cache); with
-    ``vector_math`` it links glibc's libmvec (Note [Vector math])."""
+    """The loaded library for C ``source`` (compiled or taken from the cache): one text,
+    or a list of translation units linked into one library (Note [Parallel builds],
+    launcher.py); with ``vector_math`` it links glibc's libmvec (Note [Vector math])."""
     cc = compiler()
     if cc is None:
         raise RuntimeError("no C compiler")
-    key = cache_key(source, cc, vector_math)
+    units = [source] if isinstance(source, str) else list(source)
+    key = cache_key("\f".join(units), cc, vector_math)
     lib = _LOADED.get(key)
     if lib is not None:
         return lib
@@ -203,7 +226,7 @@ def load(source, vector_math=False):
                     if os.path.exists(so):
                         log.warning("kernel cache entry %s is corrupt; rebuilding", so)
                     log.info("compiling %s", so)
-                    _compile(source, cc, so, vector_math)
+                    _compile(units, cc, so, vector_math)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     _set_thread_policy()

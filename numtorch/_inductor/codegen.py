@@ -31,9 +31,6 @@ PRELUDE = r"""
 #include <omp.h>
 #define NT_DATA_OFFSET (sizeof(intptr_t) + sizeof(void *))  /* PyObject_HEAD */
 #define NT_DATA(o) (*(void **)((char *)(o) + NT_DATA_OFFSET))
-static int nt_threads = 1;
-void nt_set_threads(int n) { nt_threads = n > 0 ? n : 1; }
-void *nt_probe(void *o) { return NT_DATA(o); }
 """ + launcher.PRELUDE + r"""/* np.maximum / np.minimum: NaN wins; equal operands (signed zeros) give the second */
 #define nt_max(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
 #define nt_min(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
@@ -332,7 +329,7 @@ class Emitter:
         outer, k = self.outer, self.kernel
         total = int(np.prod(outer)) if outer else 1
         body = self.lines
-        lines = [f"static void {self.prefix}{k.name}(void *const *b) {{"]
+        lines = [f"NT_KERNEL void {self.prefix}{k.name}(void *const *b) {{"]
         # b holds this kernel's buffers only, in first-use order (launcher.py)
         by_name = {self.buffers.names[id(v)]: v for v in self.buffers.order}
         self.args = [by_name[n] for n in launcher.kernel_buffers(body)]
@@ -502,21 +499,23 @@ VECTOR_MATH = "".join(
     for f in ("pow", "atan2") for t, suffix in (("float", "f"), ("double", "")))
 
 
-def library(parts, vector_math=False):
-    """One shared library's C source from ``generate``'s parts (the prelude once)."""
-    return PRELUDE + (VECTOR_MATH if vector_math else "") + "\n" + "\n".join(parts)
+def library(parts, vector_math=False, threads=1):
+    """A shared library's C translation units (a list; Note [Parallel builds], launcher.py)
+    from ``generate``'s chunks of each graph (the prelude at the top of each unit)."""
+    return launcher.units([list(p) for p in parts], PRELUDE + (VECTOR_MATH if vector_math else ""),
+                          threads)
 
 
 def generate(sched, buffers, prefix=""):
-    """C source of a graph's kernels and one entry point per run of consecutive kernels
-    (``<prefix>segment<k>``; ``library`` adds the prelude).
+    """C source of a graph's kernels and its entry point (``<prefix>segment_py``, running
+    segment ``s``: a run of consecutive kernels; ``library`` adds the prelude).
 
-    Returns (source, segment_buffers): per segment, the buffers its entry point takes, in
-    order (Note [Segments as data], launcher.py).
+    Returns (chunks, segment_buffers): the C in pieces (each distinct kernel, then the
+    tables), and per segment the buffers its call takes, in order (Note [Segments as
+    data], launcher.py).
     """
-    out = []
     graph_src = sched.graph.python_code().splitlines()
-    out.append("/* graph:\n" + "\n".join(" * " + line.replace("*/", "* /") for line in graph_src) + "\n */")
+    header = "/* graph:\n" + "\n".join(" * " + line.replace("*/", "* /") for line in graph_src) + "\n */\n"
     kernel_fns = []
     for step in sched.steps:
         if isinstance(step, Kernel):
@@ -537,5 +536,6 @@ def generate(sched, buffers, prefix=""):
             current = []
     if current:
         segments.append(current)
-    out += launch.source(segments)
-    return "\n".join(out) + "\n", launch.segment_buffers
+    chunks = launch.chunks(segments)
+    chunks[0] = header + chunks[0]
+    return chunks, launch.segment_buffers

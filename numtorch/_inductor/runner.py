@@ -105,10 +105,10 @@ def compile_graphs(graphs, *, options=None):
             sched = schedule(graph, codegen.reads)
             buffers = codegen.Buffers()
             prefix = f"g{i}_" if len(graphs) > 1 else ""
-            source, segments = codegen.generate(sched, buffers, prefix)
-            parts.append((graph, sched, buffers, segments, prefix, source))
-        source = codegen.library(p[-1] for p in parts)
-        output_code_log.info("Output code:\n%s", source)
+            chunks, segments = codegen.generate(sched, buffers, prefix)
+            parts.append((graph, sched, buffers, segments, prefix, chunks))
+        if output_code_log.isEnabledFor(logging.INFO):
+            output_code_log.info("Output code:\n%s", codegen.library(p[-1] for p in parts)[0])
         libs = _build(parts)
         out = []
         for (graph, sched, buffers, segments, prefix, src), lib in zip(parts, libs):
@@ -117,7 +117,8 @@ def compile_graphs(graphs, *, options=None):
                 continue
             py, fn = _runner(graph, sched, buffers, segments, lib, prefix,
                              fixed_threads="cpp.threads" in (options or {}))
-            out.append(CompiledGraph(graph, sched, codegen.library([src], build.has_libmvec()), py, fn))
+            out.append(CompiledGraph(graph, sched, codegen.library([src], build.has_libmvec())[0],
+                                     py, fn))
     return out
 
 
@@ -139,10 +140,11 @@ def _build(parts):
     try:
         if build.has_libmvec():
             try:
-                return [build.load(codegen.library(sources, True), vector_math=True)] * len(parts)
+                units = codegen.library(sources, True, config.compile_threads)
+                return [build.load(units, vector_math=True)] * len(parts)
             except RuntimeError as e:
                 log.info("inductor: building without libmvec (%s)", str(e)[:200])
-        lib = build.load(codegen.library(sources))
+        lib = build.load(codegen.library(sources, False, config.compile_threads))
         return [lib] * len(parts)
     except (RuntimeError, OSError) as e:
         if not build.compiler_works():
