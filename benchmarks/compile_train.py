@@ -12,17 +12,28 @@ Group ``compiled training``: each workload twice, eager and compiled, so that on
   The aot_eager row is the same pipeline without code generation.
 - MAML (32 tasks x 5 inner steps), per-sample gradients (vmap(grad)) and the 10-model
   ensemble (vmap over stacked parameters): transforms.py's workloads, with the transformed
-  function passed to ``compile`` (numtorch, inductor) and ``torch.compile`` (PyTorch);
-  JAX's column is ``jax.jit`` of the same function in both rows.
+  function passed to ``compile`` (numtorch, inductor) and ``torch.compile`` (PyTorch).
 
-What still runs uncompiled in the compiled step: zero_grad (a break), the autograd
-engine around the compiled backward node, and the optimizer's hooks; the step's update
-is its own compiled graph (forward, backward and update are not one graph).
+JAX's column (when jax is installed: ``pip install -e '.[bench]'``, CPU wheel) is
+``jax.jit`` of the same computation written with jax's transforms, built here so that it
+returns its results: ``check()`` (``--check``) runs each workload in numtorch and JAX on the
+same data and compares them before anything is timed (tests/aot/test_bench_jax.py runs it
+against numtorch's eager results). The MLP step's JAX column is one jitted function
+``params -> (params - lr * grad, loss)`` (JAX has no in-place optimizer: the state is the
+returned parameters).
+
+What still runs uncompiled in the compiled step (``compile(step)``, PyTorch's
+behaviour): zero_grad (a break), the autograd engine around the compiled backward node,
+and the optimizer's hooks; the step's update is its own compiled graph. With
+``compile(step, fullgraph=True)`` (the "fullgraph" row) forward, backward and update are
+one graph (numtorch/_aot/fullgraph.py); only the frame's write-backs (``.grad``, the
+parameters' and the state's new values) run as Python after it.
 
 Compiling happens in the factories (warm numbers). ``python -m benchmarks.compile_train``
 also measures the cold compile of each (the first call, in a fresh process with empty
 kernel caches: ``NUMTORCH_CACHE_DIR`` and ``TORCHINDUCTOR_CACHE_DIR`` in a new temporary
-folder) and writes both to one JSON. Targets (checked in run.py): compiled <= 1.0x
+folder; for JAX the first call of ``jax.jit(f)``, tracing and XLA compilation, in a fresh
+process: jax keeps no compilation cache on disk unless asked) and writes both to one JSON. Targets (checked in run.py): compiled <= 1.0x
 torch.compile's.
 """
 from __future__ import annotations
@@ -36,15 +47,22 @@ import sys
 import tempfile
 import time
 
-from .common import add, available, classification_batch, has_func, has_nn, module, \
-    mlp_params, sequential_mlp
-from .eager import BATCH, LR, MLP, _mlp_step_jax, _mlp_step_numpy
+import numpy as np
+
+from .common import add, available, classification_batch, has_func, has_nn, mlp_apply, \
+    mlp_params, module, sequential_mlp
+from .eager import BATCH, LR, MLP, _mlp_step_numpy
 
 GROUP = "compiled training"
 
 
 def _mlp_step(lib):
     """(step function, its arguments): the FAQ's training step on the MLP."""
+    return _mlp_model_step(lib)[1:]
+
+
+def _mlp_model_step(lib):
+    """(model, step, (x, y)): ``_mlp_step`` with the model whose parameters it trains."""
     m = module(lib)
     model = sequential_mlp(lib, MLP)
     opt = m.optim.SGD(model.parameters(), lr=LR)
@@ -58,7 +76,7 @@ def _mlp_step(lib):
         loss.backward()
         opt.step()
         return loss
-    return step, (x, y)
+    return model, step, (x, y)
 
 
 def _maml(lib):
@@ -96,6 +114,134 @@ WORKLOADS = {  # key: (row name, builder(lib) -> (fn, args))
 }
 
 
+# ---------------------------------------------------------------------------------------
+# JAX: the same computations with jax's transforms, under jax.jit. Each builder returns
+# (jitted function, arguments) like the builders above, so check() can compare results.
+
+def _jax_mlp_step():
+    """One SGD step as a pure function: ``step(params, x, y) -> (new params, loss)``."""
+    import jax
+    import jax.numpy as jnp
+    xb, yb = classification_batch(BATCH)
+
+    def loss(p, x, y):
+        logp = jax.nn.log_softmax(mlp_apply(p, x, jax.nn.relu), -1)
+        return -jnp.take_along_axis(logp, y[:, None], -1).mean()
+
+    @jax.jit
+    def step(p, x, y):
+        value, g = jax.value_and_grad(loss)(p, x, y)
+        return jax.tree_util.tree_map(lambda a, b: a - LR * b, p, g), value
+    return step, (mlp_params(MLP, jnp.asarray), jnp.asarray(xb), jnp.asarray(yb))
+
+
+def _jax_maml():
+    """jit of the meta-gradient: jax.grad over jax.vmap (32 tasks) of 5 inner jax.grad steps."""
+    import jax
+    import jax.numpy as jnp
+    from .transforms import MAML_MLP, _maml_data, _maml_meta_grad
+    vmap = lambda f, in_dims: jax.vmap(f, in_axes=in_dims)  # noqa: E731 - torch's spelling
+    meta = jax.jit(_maml_meta_grad(jax.grad, vmap, jax.nn.relu, jnp.mean))
+    return meta, (mlp_params(MAML_MLP, jnp.asarray), *(jnp.asarray(a) for a in _maml_data()))
+
+
+def _jax_psg():
+    """jit(vmap(grad(loss of one example)))."""
+    import jax
+    import jax.numpy as jnp
+    from .transforms import PSG_BATCH, PSG_MLP
+
+    def loss(p, x, y):
+        return -jax.nn.log_softmax(mlp_apply(p, x[None], jax.nn.relu), -1)[0, y]
+    xb, yb = classification_batch(PSG_BATCH)
+    f = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))
+    return f, (mlp_params(PSG_MLP, jnp.asarray), jnp.asarray(xb), jnp.asarray(yb))
+
+
+def _jax_ensemble():
+    """jit(vmap) of the MLP over the 10 models' stacked parameters."""
+    import jax
+    import jax.numpy as jnp
+    from .transforms import ENSEMBLE_BATCH, _stacked
+    f = jax.jit(jax.vmap(lambda p, x: mlp_apply(p, x, jax.nn.relu), in_axes=(0, None)))
+    return f, (_stacked(jnp.asarray), jnp.asarray(classification_batch(ENSEMBLE_BATCH)[0]))
+
+
+JAX = {"mlp_step": _jax_mlp_step, "maml": _jax_maml, "psg": _jax_psg,
+       "ensemble": _jax_ensemble}
+
+
+def _jax_factory(key):
+    """The timed JAX callable: blocks until the result is computed (JAX dispatches
+    asynchronously); the MLP step carries its parameters from call to call."""
+    def factory():
+        import jax
+        fn, args = JAX[key]()
+        if key == "mlp_step":
+            state = [args[0]]
+
+            def step():
+                state[0], loss = fn(state[0], *args[1:])
+                jax.block_until_ready(loss)
+            return step
+        return lambda: jax.block_until_ready(fn(*args))
+    return factory
+
+
+# ---------------------------------------------------------------------------------------
+# Equal results: numtorch and JAX on the same data.
+
+def _numpy_tree(out):
+    """A result (tensor, array, dict/list/tuple of them) as a flat {path: ndarray}."""
+    if isinstance(out, (dict, list, tuple)):
+        items = sorted(out.items()) if isinstance(out, dict) else enumerate(out)
+        return {f"{k}/{p}".rstrip("/"): v for k, o in items for p, v in _numpy_tree(o).items()}
+    return {"": np.asarray(out.detach().numpy() if hasattr(out, "detach") else out)}
+
+
+def results(lib, key, steps=3, backend=None):
+    """{name: ndarray} of workload ``key`` in ``lib`` ('numtorch', 'torch' or 'jax'):
+    the function's output, or for the MLP step the losses of ``steps`` steps and the
+    parameters after them (named as mlp_params names them). ``backend``: compile the
+    numtorch/torch function with it (None: run it eagerly)."""
+    if lib == "jax":
+        fn, args = JAX[key]()
+        if key != "mlp_step":
+            return _numpy_tree(fn(*args))
+        params, losses = args[0], []
+        for _ in range(steps):
+            params, loss = fn(params, *args[1:])
+            losses.append(loss)
+        return {"loss": np.stack([np.asarray(v) for v in losses]), **_numpy_tree(params)}
+    m = module(lib)
+    if key == "mlp_step":
+        model, fn, args = _mlp_model_step(lib)
+    else:
+        fn, args = WORKLOADS[key][1](lib)
+    if backend is not None:
+        fn = m.compile(fn, backend=backend)
+    if key != "mlp_step":
+        return _numpy_tree(fn(*args))
+    losses = np.stack([fn(*args).item() for _ in range(steps)]).astype(np.float32)
+    return {"loss": losses, **_numpy_tree(dict(model.named_parameters()))}
+
+
+def check(keys=tuple(WORKLOADS), backend="inductor", rtol=2e-4, atol=2e-5):
+    """Assert that JAX's and numtorch's (compiled with ``backend``, or eager with None)
+    results agree for each workload in ``keys``; float32 rounding differs between the two
+    (summation orders), hence the tolerances."""
+    for key in keys:
+        ours, theirs = results("numtorch", key, backend=backend), results("jax", key)
+        if ours.keys() != theirs.keys():
+            raise AssertionError(f"{key}: numtorch gives {sorted(ours)}, jax {sorted(theirs)}")
+        for name in ours:
+            np.testing.assert_allclose(ours[name], theirs[name], rtol=rtol, atol=atol,
+                                       err_msg=f"workload {key!r}, result {name!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# Registration
+
 def _eager(build, lib):
     def factory():
         fn, args = build(lib)
@@ -103,10 +249,10 @@ def _eager(build, lib):
     return factory
 
 
-def _compiled(build, lib, backend="inductor"):
+def _compiled(build, lib, backend="inductor", fullgraph=False):
     def factory():
         fn, args = build(lib)
-        compiled = module(lib).compile(fn, backend=backend)
+        compiled = module(lib).compile(fn, backend=backend, fullgraph=fullgraph)
         compiled(*args)
         compiled(*args)
         return lambda: compiled(*args)
@@ -119,18 +265,18 @@ def register():
     for key, (name, build) in WORKLOADS.items():
         if key != "mlp_step" and not has_func():
             continue
-        jax = None
-        if key == "mlp_step":
-            jax = _mlp_step_jax
-        else:
-            from . import transforms
-            jax = {"maml": transforms._maml_jax, "psg": transforms._psg_jax,
-                   "ensemble": transforms._ensemble_jax}[key]
         add(f"compiled {name}, inductor", GROUP, target=("torch", 1.0),
-            note="numtorch: compile(f), inductor; PyTorch: torch.compile(f); JAX: jit",
-            numtorch=_compiled(build, "numtorch"), torch=_compiled(build, "torch"), jax=jax,
+            note="numtorch: compile(f), inductor; PyTorch: torch.compile(f); JAX: jax.jit",
+            numtorch=_compiled(build, "numtorch"), torch=_compiled(build, "torch"),
+            jax=_jax_factory(key),
             numpy=_mlp_step_numpy if key == "mlp_step" else None)
         if key == "mlp_step":
+            add(f"compiled {name}, inductor, fullgraph", GROUP,
+                note="numtorch: compile(step, fullgraph=True), forward, backward and update "
+                     "one graph; PyTorch: torch.compile(step) (its fullgraph=True rejects "
+                     "the backward)",
+                numtorch=_compiled(build, "numtorch", fullgraph=True),
+                torch=_compiled(build, "torch"))
             add(f"compiled {name}, aot_eager", GROUP, note="backend aot_eager in both frameworks",
                 numtorch=_compiled(build, "numtorch", "aot_eager"),
                 torch=_compiled(build, "torch", "aot_eager"))
@@ -162,10 +308,16 @@ def cold_compile_seconds(lib, key, timeout=900):
 
 def _cold_child(lib, key):
     available(lib)                         # torch: 2 threads, as in the warm rows
-    fn, args = WORKLOADS[key][1](lib)
-    compiled = module(lib).compile(fn)
-    t0 = time.perf_counter()
-    compiled(*args)
+    if lib == "jax":
+        import jax
+        fn, args = JAX[key]()              # jax.jit(f): nothing is traced until the call
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+    else:
+        fn, args = WORKLOADS[key][1](lib)
+        compiled = module(lib).compile(fn)
+        t0 = time.perf_counter()
+        compiled(*args)
     print(time.perf_counter() - t0)
 
 
@@ -174,17 +326,23 @@ def main(argv=None):
                                 description="compiled training rows and cold compile times")
     p.add_argument("--json", default="", help="write warm medians and cold compiles here")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--timer", choices=("wall", "cpu"), default="wall")
+    p.add_argument("--check", action="store_true",
+                   help="first check that numtorch (inductor) and JAX give equal results")
     p.add_argument("--cold-child", nargs=2, metavar=("LIB", "WORKLOAD"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.cold_child:
         _cold_child(*args.cold_child)
         return 0
+    if args.check and available("jax"):
+        check()
+        print("numtorch (inductor) and jax.jit agree on", ", ".join(WORKLOADS), flush=True)
     from . import run
-    run.main(["--filter", GROUP, "--json", args.json] + (["--quick"] if args.quick else []))
+    run.main(["--filter", GROUP, "--json", args.json, "--timer", args.timer] + (["--quick"] if args.quick else []))
     cold = {}
     for key in WORKLOADS:
-        for lib in ("numtorch", "torch"):
-            if lib == "torch" and not available("torch"):
+        for lib in ("numtorch", "torch", "jax"):
+            if lib != "numtorch" and not available(lib):
                 continue
             try:
                 cold.setdefault(key, {})[lib] = round(cold_compile_seconds(lib, key), 2)
@@ -195,8 +353,9 @@ def main(argv=None):
         with open(args.json) as f:
             data = json.load(f)
         data["cold_compile_s"] = cold
-        data["cold_compile_note"] = ("first call of compile(f) (default backend) in a fresh "
-                                     "process with empty kernel caches; seconds")
+        data["cold_compile_note"] = ("first call of compile(f) (default backend; JAX: "
+                                     "jax.jit(f)) in a fresh process with empty kernel "
+                                     "caches; seconds")
         with open(args.json, "w") as f:
             json.dump(data, f, indent=1)
     return 0
