@@ -8,7 +8,9 @@ few activations and a backward graph that recomputes cheap pointwise chains
 runs as one node of the eager autograd graph (``function.aot_function``). Backends
 ``"aot_eager"`` and ``"inductor"`` (numtorch._dynamo.backends) use it. ``repro.py`` is the
 accuracy minifier (``NUMTORCH_REPRO_AFTER``/``NUMTORCH_REPRO_LEVEL``); ``optimizer.py``
-compiles an optimizer's step (``compile(opt.step)``, and ``opt.step()`` at a break).
+compiles an optimizer's step (``compile(opt.step)``, and ``opt.step()`` at a break);
+``fullgraph.py`` captures a whole training step, backward and update included, in one
+graph under ``compile(step, fullgraph=True)``.
 Nothing here is imported by ``import numtorch``.
 """
 from __future__ import annotations

@@ -41,6 +41,11 @@ def call_function(frame, fn, args, kwargs):
         obj._prev, obj._value = cap.grad_enabled, ([*args, *kwargs.values()])[0]
         frame.set_grad(obj._value)
         return obj
+    if cap.train is not None:              # fullgraph=True: zero_grad, backward, step
+        from .._aot.fullgraph import NOT_MINE
+        out = cap.train.call(frame, fn, args, kwargs)
+        if out is not NOT_MINE:
+            return out
     if markers.is_disallowed(fn):
         frame.unsupported(f"call to {_name(fn)}, which is disallowed in the graph "
                           f"(disallow_in_graph / disable)",

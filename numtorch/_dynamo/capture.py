@@ -42,6 +42,7 @@ class Capture:
         self.new_objects = {}       # id -> user objects constructed during capture
         interp.lift_rng = self.lift_rng   # Note [Random state in capture]
         self.tensor_sources = {}    # id(parameter or buffer) -> Source, of modules run natively
+        self.train = None           # fullgraph=True: numtorch._aot.fullgraph.TrainCapture
 
     def _input_shape(self, real, src):
         """The shape a tensor input is captured with: symbols where dims are dynamic."""

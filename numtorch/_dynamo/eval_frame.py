@@ -197,6 +197,9 @@ def _capture_once(fn, code, L, G, C, ctx, forced, frame_state=None):
         guards.global_state(len(_primitive.STACK) - 1)   # the levels below our trace
         cap = Capture(interp, guards, G, C)
         cap.dynamic, cap.frame_state = ctx.dynamic, frame_state
+        if ctx.fullgraph:   # zero_grad, backward and step captured too (numtorch/_aot/fullgraph.py)
+            from .._aot.fullgraph import TrainCapture
+            cap.train = TrainCapture(cap)
         names = code.co_varnames
         localsplus = [LazyArg(v, local_source(i, names[i])) for i, v in enumerate(L)]
         localsplus += [UNBOUND] * (len(names) - len(L))
@@ -378,10 +381,15 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
             shapes.remap_sources(env, {i: j for j, i in enumerate(picked)})
         graph = Graph([v for v, _, _ in inputs], nodes, list(gen.outputs), consts,
                       name=code.co_name, shape_env=env).check()
+        if cap.train is not None:
+            graph = cap.train.finish(graph)
         from .backends import GraphModule
         gm = GraphModule(graph)
         example = [r for _, _, r in inputs]
         compiled = ctx.backend(gm, example)
+        if cap.train is not None and cap.train.backwards:
+            from .._aot.fullgraph import run_without_grad
+            compiled = run_without_grad(compiled)
         gen.scope["___graph"] = compiled
         graph_call = [s.expr for _, s, _ in inputs]
         logging.getLogger("numtorch._dynamo.graph_code").debug("TRACED GRAPH\n%s", graph)
