@@ -3,28 +3,28 @@
 The compiled-training rows time ``jax.jit`` implementations written separately with jax's
 own transforms (jax.grad, jax.vmap); a speed comparison only means something if they
 compute the same thing. Oracle: numtorch's eager results on the same data (that compiled
-numtorch equals eager is pinned by the other tests in tests/aot). jax is an optional
-benchmark dependency (the ``bench`` extra), so these tests skip without it.
+numtorch equals eager is pinned by the other tests in tests/aot); ``check`` also requires
+the MLP steps to lower the loss. jax is an optional benchmark dependency (the ``bench``
+extra), so this skips without it. The check runs in a child process: JAX starts threads
+at import, and the test process forks later (DataLoader workers), which JAX warns can
+deadlock.
 """
-import numpy as np
+import importlib.util
+import os
+import subprocess
+import sys
+
 import pytest
 
-jax = pytest.importorskip("jax")
-
-from benchmarks import compile_train  # noqa: E402  (after the skip: it imports numtorch.nn)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.mark.parametrize("key", sorted(compile_train.WORKLOADS))
-def test_jax_column_equals_numtorch(key):
-    compile_train.check((key,), backend=None)
-
-
-def test_mlp_step_trains_the_parameters():
-    """The MLP row's results are the losses of 3 SGD steps and the parameters after them:
-    the loss must fall and every parameter must have moved, or the check above would
-    compare two runs that never updated anything."""
-    ours = compile_train.results("jax", "mlp_step")
-    fresh = compile_train.JAX["mlp_step"]()[1][0]
-    assert np.all(np.diff(ours["loss"]) < 0)
-    for name, value in fresh.items():
-        assert not np.allclose(ours[name], np.asarray(value)), name
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
+def test_jax_column_equals_numtorch():
+    code = ("from benchmarks import compile_train as c\n"
+            "c.check(backend=None)\n"
+            "print('checked', *c.WORKLOADS)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["checked", "mlp_step", "maml", "psg", "ensemble"]
