@@ -192,3 +192,37 @@ def test_leaf_argument_gets_its_gradient():
         compiled(w, x)
         step(ref, x)
         np.testing.assert_allclose(w.grad.numpy(), ref.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_dropout_draws_eagers_masks(backend, monkeypatch):
+    """Dropout in a fullgraph training step: with ``_inductor.config.fallback_random = True``
+    (the FAQ's accuracy advice) the graph draws from numtorch's generator exactly as eager
+    does, so after the same seed the losses, parameters and the generator's next draw are
+    eager's bit for bit (float64 model: the backward's summation order cannot hide a
+    different mask behind rounding)."""
+    from numtorch._inductor import config
+    monkeypatch.setattr(config, "fallback_random", True)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 3)).double()
+    ref_model = copy.deepcopy(model)
+    x, y = _data()
+    x = x.double()
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+                    for m in (model, ref_model))
+    step = torch.compile(_step(model, opt), fullgraph=True, backend=backend)
+    torch.manual_seed(5)
+    losses = [step(x, y).item() for _ in range(3)]
+    after = torch.rand(4).numpy()
+    torch.manual_seed(5)
+    ref_losses = [_step(ref_model, ref_opt)(x, y).item() for _ in range(3)]
+    ref_after = torch.rand(4).numpy()
+    np.testing.assert_array_equal(after, ref_after)
+    np.testing.assert_allclose(losses, ref_losses, rtol=1e-13)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-13)
+    losses_by_seed = []                      # the masks matter: another seed, another loss
+    for seed in (5, 6):
+        torch.manual_seed(seed)
+        losses_by_seed.append(F.cross_entropy(model(x), y).item())
+    assert losses_by_seed[0] != losses_by_seed[1]
