@@ -73,6 +73,11 @@ class TrainCapture:
         self.after_step = None     # node index where the last step's nodes end
         self.backwards = 0
 
+    @property
+    def captured_training(self):
+        """Whether a backward or a step was captured: the graph then runs without grad."""
+        return bool(self.backwards) or self.after_step is not None
+
     # -- dispatch -----------------------------------------------------------------------
     def unsupported(self, reason, hint):
         from .._dynamo.values import Unsupported
@@ -222,7 +227,7 @@ class TrainCapture:
 
     # -- step -----------------------------------------------------------------------------
     def step(self, opt, closure=None):
-        from .._core.ir import Const
+        from .._core.ir import Const, Node
         from .._dynamo.guards import Source
         from .._prims.ref import copy_to
         from ..func._trace import TraceTracer
@@ -237,7 +242,7 @@ class TrainCapture:
             self.unsupported("opt.step with a tensor hyperparameter or differentiable=True",
                              "use Python numbers for lr and the other hyperparameters")
         start = len(interp.nodes)
-        stand_in = {}                      # id(stand-in var) -> the real tensor it stands for
+        stand_in = {}                      # id(stand-in var) -> (real tensor, what reads it)
         traced = []                        # (real param, stand-in, state before)
 
         def standin(real, src=None):
@@ -280,7 +285,6 @@ class TrainCapture:
         nodes, subst, root, final = interp.nodes[start:], {}, {}, {}
         inputs = {id(v) for v, _, _ in cap.inputs}
         del interp.nodes[start:]
-        from .._core.ir import Node
         for n in nodes:
             ins = []
             for v in n.ins:

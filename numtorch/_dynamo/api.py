@@ -78,7 +78,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     change causes a recompile, captures the changed dims with symbolic sizes ("automatic
     dynamic"); ``dynamic=True`` makes every dim symbolic from the start, ``dynamic=False``
     none (``mark_dynamic`` still applies). Sizes 0 and 1 always specialise. See
-    _dynamo/shapes.py, Note [Which dims are dynamic].
+    _dynamo/shapes.py, Note [Which dims are dynamic]. Beyond PyTorch, with
+    ``fullgraph=True`` a training step's ``zero_grad()``, ``loss.backward()`` and
+    ``opt.step()`` are captured too: forward, backward and update in one graph
+    (numtorch/_aot/fullgraph.py); without it they are graph breaks, as in PyTorch.
     """
     if mode is not None and mode not in ("default", "reduce-overhead", "max-autotune",
                                          "max-autotune-no-cudagraphs"):

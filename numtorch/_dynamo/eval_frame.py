@@ -387,7 +387,7 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
         gm = GraphModule(graph)
         example = [r for _, _, r in inputs]
         compiled = ctx.backend(gm, example)
-        if cap.train is not None and cap.train.backwards:
+        if cap.train is not None and cap.train.captured_training:
             from .._aot.fullgraph import run_without_grad
             compiled = run_without_grad(compiled)
         gen.scope["___graph"] = compiled

@@ -226,3 +226,25 @@ def test_dropout_draws_eagers_masks(backend, monkeypatch):
         torch.manual_seed(seed)
         losses_by_seed.append(F.cross_entropy(model(x), y).item())
     assert losses_by_seed[0] != losses_by_seed[1]
+
+
+def test_step_alone_reads_the_real_gradients():
+    """Backward eagerly, only the step compiled with fullgraph=True: the step reads each
+    .grad as a graph input at every call (Adam: state made at the first call, then
+    updated), and the run records no autograd history on the parameters."""
+    model, (x, y) = _model(), _data()
+    ref_model = copy.deepcopy(model)
+    opt, ref_opt = OPTIMIZERS["adam"](model.parameters()), OPTIMIZERS["adam"](ref_model.parameters())
+    backend = Counting()
+
+    def update():
+        opt.step()
+    compiled = torch.compile(update, fullgraph=True, backend=backend)
+    for k in range(3):
+        for m in (model, ref_model):
+            m.zero_grad()
+            F.cross_entropy(m(x * (k + 1)), y).backward()
+        compiled()
+        ref_opt.step()
+    _assert_close(model, opt, ref_model, ref_opt)
+    assert backend.runs == 3 and len(backend.graphs) == 2
