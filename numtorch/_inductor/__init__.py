@@ -2,7 +2,8 @@
 
 ``compile_graph(graph, example_inputs)`` is the entry point capture (numtorch._dynamo)
 calls. The pipeline, one module each: ``scheduler`` (group nodes into kernels and
-externs), ``codegen`` (C99 + OpenMP text), ``build`` (compiler, disk cache, loading),
+externs), ``codegen`` (C99 + OpenMP text), ``launcher`` (entry points, one function per
+distinct kernel, translation units), ``build`` (compiler, disk cache, loading),
 ``runner`` (the per-call path), and ``numpy_codegen`` (the graph as NumPy code, where
 no C compiler works). Knobs: ``numtorch._inductor.config``. Generated code is
 logged under ``NUMTORCH_LOGS=output_code`` (logger ``numtorch._inductor.output_code``).

@@ -31,6 +31,16 @@ needs (a measured 100x slowdown). The policy, in two parts:
   119-150 for the matmul alone in NumPy.
 One pool for both (our threads calling single-threaded BLAS on row blocks, as PyTorch
 does) is not built; benchmarks/compile_backend.py keeps the alternating workload.
+
+Under load from other processes a parallel region waits for its second thread to be
+scheduled: an SGD-with-momentum update over the MLP 784-512-256-10 parameters (one kernel,
+535K elements) took 9.1-10.2 ms of wall time on 2 threads against 2.7-2.8 ms on 1, the
+same CPU (2.6-2.8 ms), with the load average at 8.7 on 2 cores. OpenMP's own answer,
+OMP_DYNAMIC=true, gave the 1-thread time there, but it is not the default: libgomp
+subtracts the 15-minute load average from the core count, and that average includes this
+process, so on a quiet 2-core machine a sustained numtorch workload (load ~1) would drop
+to one thread too, halving the speed the kernels are built for. Where the machine is
+shared, set NUMTORCH_NUM_THREADS=1 (``config.cpp.threads``) or OMP_DYNAMIC=true.
 """
 from __future__ import annotations
 

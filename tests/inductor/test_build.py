@@ -171,3 +171,15 @@ def test_a_library_split_into_units_links_and_shares_the_thread_count(monkeypatc
     assert_close(two, f(x), rtol=1e-5, atol=1e-5)
     for a, b in zip(one, two):
         assert a.numpy().tobytes() == b.numpy().tobytes()
+
+
+def test_a_callable_backend_receives_options_as_pytorch_passes_them():
+    seen = []
+
+    def backend(gm, example_inputs, options=None):
+        seen.append(options)
+        return gm.forward
+    x = torch.randn(3)
+    assert_close(torch.compile(lambda x: x * 2, backend=backend, options={"k": 1})(x), x * 2)
+    assert_close(torch.compile(lambda x: x * 3, backend=backend)(x), x * 3)
+    assert seen == [{"k": 1}, None]
