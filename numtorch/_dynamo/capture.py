@@ -43,6 +43,10 @@ class Capture:
         interp.lift_rng = self.lift_rng   # Note [Random state in capture]
         self.tensor_sources = {}    # id(parameter or buffer) -> Source, of modules run natively
         self.train = None           # fullgraph=True: numtorch._aot.fullgraph.TrainCapture
+        # [(real tensor, traced final value)] written in place (Note [Writes into captured
+        # tensors] in _ops/inplace.py), set when capture ends
+        self.written = []
+        self.lifted = set()
 
     def _input_shape(self, real, src):
         """The shape a tensor input is captured with: symbols where dims are dynamic."""
@@ -117,7 +121,8 @@ class Capture:
 
     def note_module(self, module):
         """Record where each parameter and buffer of ``module`` (run natively, so they
-        are captured as constants) is read from: Note [Captured tensors are guarded]."""
+        are captured as constants) is read from, and guard each submodule's ``training``
+        flag: Note [Captured tensors are guarded]."""
         src = self.source_of.get(id(module))
         if src is None or id(module) in self.tensor_sources:
             return
@@ -126,6 +131,9 @@ class Capture:
         while stack:
             m, s = stack.pop()
             d = m.__dict__
+            # its forward reads self.training (BatchNorm, Dropout): eval() recompiles
+            self.guards.add(f"{s.expr}.training is {bool(m.training)!r}",
+                            f"{s.words}.training == {bool(m.training)}")
             for group in ("_parameters", "_buffers"):
                 for name, t in d.get(group, {}).items():
                     if t is not None:
@@ -135,12 +143,11 @@ class Capture:
                     self.tensor_sources[id(sub)] = s.attr("_modules").item(name)
                     stack.append((sub, self.tensor_sources[id(sub)]))
 
-    def guard_constants(self, consts):
-        """Guards on the captured tensors ``consts`` that are parameters or buffers of a
-        module read from a source: Note [Captured tensors are guarded]."""
+    def guard_constants(self, tensors):
+        """Guards on the captured ``tensors`` that are parameters or buffers of a module
+        read from a source: Note [Captured tensors are guarded]."""
         g = self.guards
-        for c in consts:
-            t = c.value
+        for t in {id(t): t for t in tensors}.values():
             src = self.tensor_sources.get(id(t))
             if src is None or not isinstance(t, Tensor) or t._data.__class__ is not np.ndarray:
                 continue
@@ -150,6 +157,27 @@ class Capture:
             g.add(f"{k}._data.__class__ is {g.const(np.ndarray)} and ({k}._data.dtype is {nd} "
                   f"or {k}._data.dtype == {nd}) and {k}._data.shape == {tuple(d.shape)!r}",
                   f"{src.words} is still a {t.dtype} tensor of size {tuple(d.shape)}")
+
+    def lift_written(self, nodes, inputs):
+        """Nodes and inputs with each written-back buffer read from a per-call copy
+        instead of as a captured constant: Note [A written buffer is read from a copy]."""
+        lift = {}
+        g = self.guards
+        for t, _ in self.written:
+            c = self.interp.const_ids.get(id(t))
+            if c is None or t._requires_grad or t._data.__class__ is not np.ndarray:
+                continue
+            v = lift[id(c)] = self.interp.new_var(tuple(t.shape), t._data.dtype, prefix="buf")
+            src = self.tensor_sources.get(id(t))
+            inputs.append((v, Source(f"{g.const(_copy_of)}({g.const(t)})",
+                                     f"a copy of {src.words if src else 'a captured tensor'}"),
+                           t))
+        self.lifted = {id(v) for v in lift.values()}   # read from copies: never differentiable
+        if not lift:
+            return nodes
+        from .._core.ir import Node
+        return [Node(n.prim, [lift.get(id(x), x) for x in n.ins], n.params, n.outs, n.where)
+                if any(id(x) in lift for x in n.ins) else n for n in nodes]
 
     def tensor_input(self, real, src, shape=None):
         """A new graph input for Tensor ``real`` read by ``src`` (guards are the caller's)."""
@@ -211,10 +239,27 @@ class Capture:
 # and shape (``module.double()`` and ``param.data = t`` replace the array: a new dtype or
 # shape recompiles; a new array of the same type is read by the graph at the next call,
 # Note [Captured tensors are read per call] in numtorch/_inductor/numpy_codegen.py).
+# Each submodule's ``training`` flag is guarded too (``model.eval()`` recompiles: BatchNorm
+# and Dropout read it natively, so the graph bakes it in).
 # Values are not guarded: an optimizer's in-place update is what the graph must see.
 # Other captured tensors (made during the capture, or reached without a source) get no
 # guard; the graph still reads them per call, and a changed dtype or shape is an error.
 # Cost, measured: about 0.2 µs per parameter on a cache hit (four for a two-layer MLP).
+
+
+# Note [A written buffer is read from a copy]
+# A buffer the frame writes (Note [Writes into captured tensors] in _ops/inplace.py) is
+# read by the graph and then overwritten in place by the generated write-back. Were it a
+# captured constant, the graph's autograd node (one per compiled region) would have saved
+# the buffer itself: its backward would see the new value, and the version check fails
+# ("modified by an inplace operation") although eager BatchNorm's backward never reads its
+# running statistics. So the graph reads a per-call copy, an extra input: the node saves
+# the value the forward read, as PyTorch's functionalized graph does, and the buffer keeps
+# its storage (views and references of it stay live). The copy costs one buffer per call
+# (BatchNorm: one float per channel).
+def _copy_of(t):
+    from .._core.tensor import wrap
+    return wrap(t._data.copy())
 
 
 # Note [Closures by code, not identity]

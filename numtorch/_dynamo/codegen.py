@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import types
 
+import numpy as np
+
 from .._core import primitive as _prim
 from .._core.symbolic import Sym
 from .._core.tensor import Size, Tensor
@@ -148,6 +150,9 @@ class Codegen:
         return f"({', '.join(parts)},) + tuple(C)"
 
     def side_effects(self):
+        for t, value in self.cap.written:   # Note [Writes into captured tensors]
+            self.scope["___write_back"] = _write_back
+            self.emit(f"___write_back({self.const(t)}, {self.expr(value)})")
         for eff in self.cap.side_effects:
             kind = eff[0]
             if kind == "method":
@@ -221,6 +226,18 @@ class Codegen:
 
 _STATEFUL_ITERATORS = (type(iter([])), type(iter(())), type(iter(range(0))), type(iter({})),
                        map, filter, zip, enumerate, reversed)
+
+
+def _write_back(t, value):
+    """Make captured tensor ``t`` hold its new value ``value``, a graph output (Note
+    [Writes into captured tensors] in _ops/inplace.py): as eager's in-place op would."""
+    d, v = t._data, value._data
+    if d.__class__ is np.ndarray and v.__class__ is np.ndarray and not value._requires_grad:
+        np.copyto(d, v, casting="unsafe")
+        t._version_counter.value += 1
+    else:    # history to record, or a transform's tensors: the op layer's write
+        from .._ops.inplace import assign
+        assign(t, value)
 
 
 def _history(tensors):

@@ -233,6 +233,9 @@ def _capture_once(fn, code, L, G, C, ctx, forced, frame_state=None):
         _compiling[0] -= 1
         _primitive.grad_mode[0] = grad_mode   # a captured no_grad block sets the real flag
         pop(interp)
+        written = interp.restore_written()    # Note [Writes into captured tensors]
+        if frame is not None:
+            frame.cap.written = written
     return frame, cap, kind, value
 
 
@@ -372,11 +375,15 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
     keep_sym = shapes.symbolic_inputs(cap.inputs) if env is not None and nodes else set()
     picked = [i for i, (v, _, _) in enumerate(cap.inputs) if id(v) in used or i in keep_sym]
     inputs = [cap.inputs[i] for i in picked]
+    if cap.written:   # Note [A written buffer is read from a copy] (capture.py)
+        nodes = cap.lift_written(nodes, inputs)
+        used = {id(v) for v in gen.outputs}.union(id(v) for n in nodes for v in n.ins)
     graph = None
     graph_call = None
+    cap.guard_constants([t for t, _ in cap.written])   # written back: Note [Writes into captured tensors]
     if nodes:
         consts = [c for c in cap.interp.consts if id(c) in used]
-        cap.guard_constants(consts)
+        cap.guard_constants([c.value for c in consts])
         if env is not None:
             shapes.remap_sources(env, {i: j for j, i in enumerate(picked)})
         graph = Graph([v for v, _, _ in inputs], nodes, list(gen.outputs), consts,
@@ -393,7 +400,9 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
         gen.scope["___graph"] = compiled
         graph_call = [s.expr for _, s, _ in inputs]
         logging.getLogger("numtorch._dynamo.graph_code").debug("TRACED GRAPH\n%s", graph)
-    detach = _nondiff_outputs(cap, graph) if graph is not None and cap.grad_marks else ()
+    # outputs no derivative reaches (a no_grad block, a detached running statistic) come
+    # out detached, as in eager: a graph run as one region marks every output
+    detach = _nondiff_outputs(cap, graph) if graph is not None else ()
     run = gen.build(graph_call, detach, not cap.grad_initial and
                     any(mode for _, mode in cap.grad_marks), keep_history)
     guard = cap.guards.build()
@@ -476,7 +485,7 @@ def _stop_gradients(cap):
 
 def _nondiff_outputs(cap, graph):
     """Indices of graph outputs no derivative reaches (computed under no_grad only)."""
-    diff = {id(v) for v in graph.inputs} | {id(c) for c in graph.consts
+    diff = {id(v) for v in graph.inputs if id(v) not in cap.lifted} | {id(c) for c in graph.consts
                                             if getattr(c.value, 'requires_grad', False)}
     for node in graph.nodes:
         if not getattr(node.prim, "nondiff", False) and any(id(v) in diff for v in node.ins):

@@ -143,8 +143,9 @@ def assign(self: Tensor, value: Tensor) -> Tensor:
     if value._data.__class__ is not ndarray:
         mine, theirs = _levels(self._data), _levels(value._data)
         owner = self if self._base is None else self._base
-        if not theirs <= mine and not theirs - mine <= owner.__dict__.get("_created_under",
-                                                                          frozenset()):
+        extra = theirs - mine
+        if extra and not extra <= owner.__dict__.get("_created_under", frozenset()) and \
+                not all(i.claims_constants for i in extra):   # Note [Writes into captured tensors]
             raise RuntimeError(
                 "vmap: inplace arithmetic(self, *extra_args) is not possible because there "
                 "exists a Tensor `other` in extra_args that has more elements than `self`. This "
@@ -170,6 +171,7 @@ def assign(self: Tensor, value: Tensor) -> Tensor:
             self.grad_fn, self._output_nr = view.grad_fn, view._output_nr
             self._requires_grad = view._requires_grad
         else:
+            _note_write(self, view._data)
             self._data = view._data   # later reads see the written values
         self._version_counter.value += 1
         return self
@@ -199,6 +201,7 @@ def _store(t: Tensor, value: Tensor):
         t._version_counter.value += 1
     else:
         # Rebinding leaves the old buffer untouched: tensors saved from it stay valid.
+        _note_write(t, value._data)
         t._data = value._data
         t._version_counter = VersionCounter()
     if value._requires_grad:
@@ -206,3 +209,20 @@ def _store(t: Tensor, value: Tensor):
 
 
 _prim.store = _store
+
+
+# Note [Writes into captured tensors]
+# Under compile's capture (a trace that claims constants, Note [Capture claims constants])
+# an in-place op on a tensor from outside the function that is not a graph input (a
+# module's buffer: BatchNorm's ``running_mean.mul_(1 - m).add_(...)``) is functionalized
+# as PyTorch's capture does: the tensor's payload is rebound to the traced new value, so
+# later reads in the frame see it, and the trace records the tensor (`note_write`). When
+# capture ends, the payload is restored, and the frame's graph returns the final value as
+# an extra output that the generated code writes back into the real tensor after each call
+# (numtorch/_dynamo/codegen.py). So the write is neither done at capture time nor lost,
+# and the graph stays pure (no write node), which AOT autograd needs to compile it.
+def _note_write(t: Tensor, payload):
+    """Tell the trace owning ``payload`` that real ``t`` is about to be rebound to it."""
+    note = getattr(getattr(payload, "interp", None), "note_write", None)
+    if note is not None:
+        note(t)

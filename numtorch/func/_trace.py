@@ -91,7 +91,7 @@ class TraceTracer(Tracer):
 
 class TraceInterpreter(Interpreter):
     __slots__ = ("nodes", "consts", "const_ids", "counter", "claims_constants", "keep", "rng",
-                 "lift_rng")
+                 "lift_rng", "written")
 
     def __init__(self, claims_constants=False):
         self.nodes, self.consts, self.const_ids, self.counter = [], [], {}, 0
@@ -101,6 +101,9 @@ class TraceInterpreter(Interpreter):
         # [generator, the input its state was lifted as, the tensor holding it now]
         self.rng = {}
         self.lift_rng = None   # capture's way to lift a state (an input with a source)
+        # Note [Writes into captured tensors] (_ops/inplace.py): id -> (tensor, its payload,
+        # version counter, grad_fn, output_nr, requires_grad) before capture's first write
+        self.written = {}
 
     def new_var(self, shape, dtype, prefix="t"):
         v = Var(f"{prefix}{self.counter}", shape, dtype)
@@ -147,14 +150,34 @@ class TraceInterpreter(Interpreter):
 
     def process(self, prim, args, params):
         if prim is copy_to and not self.mine(args[0]) and self.mine(args[1]) and \
-                self.made_here(args[0]):
-            # a write into a tensor made inside the function: it becomes the value
-            # (Note [Constants made inside the trace])
+                (self.claims_constants or self.made_here(args[0])):
+            # a write into a tensor made inside the function (Note [Constants made inside
+            # the trace]) or, under capture, into one from outside (Note [Writes into
+            # captured tensors] in _ops/inplace.py): it becomes the value, no node
             return wrap(TraceTracer(self, args[1]._data.var))
         return self._emit(prim, [self._operand(a) for a in args], params)
 
     def process_nullary(self, prim, params):
         return self._emit(prim, [], params)
+
+    def note_write(self, t):
+        """Record real tensor ``t`` before capture rebinds it to a traced value (Note
+        [Writes into captured tensors] in _ops/inplace.py); other traces record nothing."""
+        if self.claims_constants and id(t) not in self.written and not self.mine(t) and \
+                not self.made_here(t):
+            self.written[id(t)] = (t, t._data, t._version_counter, t.grad_fn, t._output_nr,
+                                   t._requires_grad)
+
+    def restore_written(self):
+        """Give each recorded tensor back its payload and history; returns
+        ``[(tensor, traced final value)]`` in the order of their first writes."""
+        out = []
+        for t, data, version, grad_fn, output_nr, requires_grad in self.written.values():
+            out.append((t, wrap(t._data)))
+            t._data, t._version_counter = data, version
+            t.grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
+        self.written.clear()
+        return out
 
     def process_draw(self, prim, args, params):
         if self.mine(args[0]):
