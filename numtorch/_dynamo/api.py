@@ -10,6 +10,7 @@ import functools
 import types
 
 from . import eval_frame
+from ..nn.modules.module import Module
 from .backends import lookup_backend
 from .eval_frame import CompileContext, run_frame
 
@@ -41,30 +42,81 @@ def _wrap_function(fn, ctx):
     return compiled
 
 
-class OptimizedModule:
-    """A compiled ``nn.Module``: calling it runs the compiled ``forward``; everything else
-    (parameters, state_dict, train/eval, attributes) passes through to ``_orig_mod``."""
+class OptimizedModule(Module):
+    """A compiled ``nn.Module`` (PyTorch's ``torch._dynamo.eval_frame.OptimizedModule``): an
+    ``nn.Module`` holding the original as its submodule ``_orig_mod``, so ``parameters()``,
+    ``state_dict()`` (keys prefixed ``_orig_mod.``), ``train()`` and ``eval()`` reach it,
+    other attribute reads and writes are forwarded to it, and calling it runs the
+    original's forward compiled (Note [OptimizedModule is a Module])."""
 
-    def __init__(self, mod, ctx):
+    _opt_mod_attributes = {"_orig_mod", "dynamo_ctx", "forward", "__dict__"}
+
+    def __init__(self, mod, dynamo_ctx):
+        # first, so that reads of attributes of self during Module.__init__ find it
         object.__setattr__(self, "_orig_mod", mod)
-        object.__setattr__(self, "_ctx", ctx)
+        super().__init__()
+        self._orig_mod = mod          # registered as the submodule
+        self.__dict__["_mod"] = mod   # the call path reads it without __getattr__
+        self.dynamo_ctx = dynamo_ctx
+
+    def forward(self, *args, **kwargs):
+        mod, ctx = self.__dict__["_mod"], self.__dict__["dynamo_ctx"]
+        if mod._forward_hooks or mod._forward_pre_hooks:
+            if type(mod).__call__ is Module.__call__:
+                return run_frame(Module._call_with_hooks, (mod, args, kwargs), {}, ctx)
+            return run_frame(type(mod).__call__, (mod,) + args, kwargs, ctx)
+        return run_frame(type(mod).forward, (mod,) + args, kwargs, ctx)
 
     def __call__(self, *args, **kwargs):
-        mod = self._orig_mod
-        if mod._forward_hooks or mod._forward_pre_hooks:
-            return run_frame(type(mod).__call__, (mod,) + args, kwargs, self._ctx)
-        return run_frame(type(mod).forward, (mod,) + args, kwargs, self._ctx)
+        if self._forward_hooks or self._forward_pre_hooks:
+            return self._call_with_hooks(args, kwargs)
+        return self.forward(*args, **kwargs)
 
-    forward = __call__
+    @property
+    def training(self):
+        return self.__dict__["_mod"].training
+
+    @training.setter
+    def training(self, value):
+        self.__dict__["_mod"].training = value
 
     def __getattr__(self, name):
-        return getattr(self._orig_mod, name)
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        return getattr(self.__dict__["_mod"], name)
 
     def __setattr__(self, name, value):
-        setattr(self._orig_mod, name, value)
+        if hasattr(type(self), name) or name in self._opt_mod_attributes:
+            return super().__setattr__(name, value)
+        return setattr(self.__dict__["_mod"], name, value)
 
-    def __repr__(self):
-        return f"OptimizedModule({self._orig_mod!r})"
+    def __delattr__(self, name):
+        if hasattr(type(self), name) or name in self._opt_mod_attributes:
+            return super().__delattr__(name)
+        return delattr(self.__dict__["_mod"], name)
+
+    def __len__(self):
+        mod = self.__dict__["_mod"]
+        if hasattr(type(mod), "__len__"):
+            return len(mod)
+        raise TypeError(f"{type(mod).__name__} does not support len()")
+
+    def __dir__(self):
+        own = self.__dict__["_mod"].__dir__()
+        return own + [a for a in super().__dir__() if a not in own]
+
+    def __reduce__(self):
+        return (OptimizedModule, (self.__dict__["_mod"], self.dynamo_ctx))
+
+
+# Note [OptimizedModule is a Module]
+# As in PyTorch, ``compile(module)`` returns an ``nn.Module`` whose only submodule is the
+# original (``_orig_mod``): whatever walks modules (an optimizer over ``parameters()``,
+# ``state_dict()`` with the ``_orig_mod.`` prefix, ``DistributedDataParallel(compile(m))``,
+# ``train()``/``eval()``) sees a real module, and ``training`` is the original's. Calling it
+# runs the original's ``forward`` as the compiled frame (its ``__call__`` with the hooks
+# when it has any); hooks registered on the OptimizedModule itself run outside, as in
+# PyTorch.
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
@@ -99,7 +151,6 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if disable:
         return model
     ctx = CompileContext(lookup_backend(backend, mode, options), fullgraph, dynamic)
-    from ..nn.modules.module import Module
     if isinstance(model, Module):
         return OptimizedModule(model, ctx)
     if not callable(model):

@@ -339,7 +339,7 @@ def test_optimized_module_passes_through():
     om = torch.compile(m, backend="eager")
     assert om._orig_mod is m
     assert [p is q for p, q in zip(om.parameters(), m.parameters())] == [True, True]
-    assert set(om.state_dict()) == {"lin.weight", "lin.bias"}
+    assert set(om.state_dict()) == {"_orig_mod.lin.weight", "_orig_mod.lin.bias"}
     om.eval()
     assert not m.training
     x = torch.randn(2, 4)
