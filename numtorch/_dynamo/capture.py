@@ -90,13 +90,26 @@ class Capture:
         elif type(real) is dict and all(type(k) in (str, int) for k in real):
             g.dict_keys(src, real)
             sym = {k: self.wrap(x, src.item(k)) for k, x in real.items()}
+        elif type(real) is dict:      # Note [Dicts keyed by objects]
+            sym, keys = {}, []
+            for i, (k, x) in enumerate(real.items()):
+                if type(k) in CONSTANT_TYPES:
+                    keys.append(repr(k))
+                    sym[k] = self.wrap(x, src.item(k))
+                    continue
+                ks = self.wrapped.get(id(k))
+                ksrc = self.source_of.get(id(ks)) if ks is not None else None
+                if ksrc is None:      # not read another way (yet): the object itself
+                    ksrc = Source(g.const(k), f"key {i} of {src.words}")
+                    ks = self.wrap(k, ksrc)
+                keys.append(ksrc.expr)
+                sym[ks] = self.wrap(x, Source(f"{src.expr}[{ksrc.expr}]",
+                                              f"{src.words}[{ksrc.words}]"))
+            g.dict_key_objects(src, real, keys)
         elif isinstance(real, dict):
-            # Keys that are objects (a momentum buffer per parameter) or a dict subclass:
-            # its lookups would run unguarded at capture time and its stores would put
-            # trace values into the real dict. Not modelled: the rest runs eagerly.
-            raise Unsupported(f"a {type(real).__name__} keyed by objects ({src.words})",
-                              "key it by strings or ints, or use it outside the compiled "
-                              "function")
+            # a dict subclass (OrderedDict, defaultdict): its own methods are not modelled
+            raise Unsupported(f"a {type(real).__name__} ({src.words})",
+                              "use a plain dict, or use it outside the compiled function")
         elif _fresh_closure(real):
             sym = self._closure_function(real, src)
         elif isinstance(real, (types.FunctionType, types.BuiltinFunctionType, type,
@@ -260,6 +273,19 @@ class Capture:
 def _copy_of(t):
     from .._core.tensor import wrap
     return wrap(t._data.copy())
+
+
+# Note [Dicts keyed by objects]
+# A dict read from outside whose keys are objects (a momentum buffer per parameter, as in
+# a hand-written optimizer) becomes a symbolic dict keyed by the keys' symbolic values: a
+# tensor key is the same trace tensor as that tensor read any other way (Capture.wrap
+# dedups by identity), so ``state[p]`` with ``p`` from a parameter list finds its entry.
+# The guard is PyTorch's: the same key objects, by identity, in the same order, where a
+# key already read another way (an item of a list argument, a global) is compared with
+# what that source reads now, so a dict built afresh each call from its arguments (handed
+# to a resume function) does not recompile; other keys are the same objects as at capture.
+# Each value is read back as ``d[<key>]``, and stores into the dict are replayed on the
+# real one with the keys' real objects (codegen.py), so no trace value reaches it.
 
 
 # Note [Closures by code, not identity]

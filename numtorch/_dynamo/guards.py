@@ -13,6 +13,7 @@ This file must not interpret bytecode or touch graphs.
 from __future__ import annotations
 
 import math
+import operator
 import types
 
 import numpy as np
@@ -141,6 +142,14 @@ class GuardSet:
         self.type_of(src, v)
         self.add(f"tuple({src.expr}) == {self.const(tuple(v))}",
                  f"{src.words} has the keys {tuple(v)}")
+
+    def dict_key_objects(self, src, v, keys):
+        """The dict has, in order, the keys the expressions ``keys`` evaluate to, compared
+        by identity (Note [Dicts keyed by objects] in capture.py)."""
+        self.type_of(src, v)
+        self.add(f"len({src.expr}) == {len(v)} and all(map({self.const(operator.is_)}, "
+                 f"{src.expr}, ({', '.join(keys)},)))",
+                 f"{src.words} has the same {len(v)} key objects in the same order")
 
     def global_state(self, depth):
         self.add(f"{self.const(_primitive.grad_mode)}[0] is {is_grad_enabled()!r}",

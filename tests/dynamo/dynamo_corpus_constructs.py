@@ -216,4 +216,37 @@ def f(x):
     print("made")
     return sum(fn(x) for fn in fns)
 """, ["t:4"], 1, 1, (1, 0)),   # PyTorch's explain counts graphs - 1 breaks (no graph before the print)
+    # dicts keyed by tensors (Note [Dicts keyed by objects] in numtorch/_dynamo/capture.py)
+    ("dict_keyed_by_global_tensors", """
+torch.manual_seed(0)
+lin = torch.nn.Linear(3, 2)
+scale = {lin.weight: 2.0, lin.bias: 3.0}
+def f(x):
+    return sum(v * k.sum() for k, v in scale.items()) + x
+""", ["t:4"], 1, 0),
+    ("dict_built_with_tensor_keys", """
+def f(x, y):
+    d = {x: 1, y: 2}
+    out = 0
+    for k in d:
+        out = out + k * d[k]
+    return out, x in d, len(d)
+""", ["t:4", "t:4"], 1, 0),
+    ("dict_keyed_by_tensors_lookup", """
+torch.manual_seed(0)
+params = [torch.randn(3), torch.randn(2)]
+state = {params[0]: torch.ones(3)}
+def f(x):
+    new = {}
+    for p in params:
+        b = state.get(p)
+        new[p] = p * x.sum() if b is None else b + p
+    return [new[p] * 1 for p in params], params[1] in state
+""", ["t:4"], 1, 0),
+    ("dict_keyed_by_tensors_in_a_list_argument", """
+def f(xs):
+    d = {t: i for i, t in enumerate(xs)}
+    print("keys", len(d))
+    return [t * d[t] for t in xs]
+""", ["L:t:2;t:3"], 1, 1, (1, 0)),   # PyTorch counts graphs - 1 breaks (no graph before the print)
 ]
