@@ -5,7 +5,8 @@ timings (and the median over ``rounds`` runs of the whole set), numtorch beside
 torch.compile when PyTorch is installed. Targets: a cache hit costs ≤ 5 µs above calling
 the graph directly (5 guarded inputs); capturing a 50-op function ≤ 50 ms cold (backend
 excluded); toy_example compiled ≤ 1.5× eager. Also measured: the hit overhead of a
-compiled nn.Sequential (library modules run natively, their parameters guarded), and a
+compiled nn.Sequential (library modules run natively, their parameters guarded), of a
+training BatchNorm (its running statistics written back after the graph), and a
 whole call of a compiled 10-element function with the default backend (issue 8's "per
 call" as a user sees it: guards, the AOT check, the kernels, the output Tensor).
 """
@@ -67,6 +68,7 @@ def toy_example_fn(torch):
 
 HIT = "cache hit overhead (µs, 5 inputs)"
 MODULE_HIT = "cache hit overhead (µs, nn.Sequential 3 layers, no_grad)"
+BN_HIT = "cache hit overhead (µs, Linear+BatchNorm1d training, 3 buffers written back)"
 COLD = "cold capture, 50 ops (ms)"
 TOY = "toy_example compiled/eager (ratio)"
 SMALL = "call of compiled (x*2+1).sin(), 10 elements, default backend (µs)"
@@ -101,6 +103,11 @@ def bench(torch, name):
     mlp = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
     with torch.no_grad():
         rows[MODULE_HIT] = 1e6 * _hit_overhead(torch, mlp, [torch.randn(2, 8)])
+
+    torch.manual_seed(0)
+    bn = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.BatchNorm1d(16))
+    with torch.no_grad():
+        rows[BN_HIT] = 1e6 * _hit_overhead(torch, bn, [torch.randn(4, 8)])
 
     x = torch.tensor(np.ones(16, np.float32))
     colds = []

@@ -5,7 +5,8 @@ guards check, capture driver, breaks) → symbolic + calls (the bytecode interpr
 codegen (the generated function running each entry) → backends. bytecode holds the
 per-Python-version layer; guards the sources and generated guard functions; capture the
 shared state of one capture (sources → symbolic values); values the symbolic value types;
-shapes the dynamic-shape decisions.
+shapes the dynamic-shape decisions; contexts the with blocks (grad mode, user context
+managers, @contextmanager, nullcontext).
 """
 from . import config  # noqa: F401
 from .api import compile, optimize, OptimizedModule, disable, run, is_compiling  # noqa: F401

@@ -12,12 +12,13 @@ Must not generate code.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import inspect
 import types
 
 from .._core.tensor import Tensor
-from . import markers, numpy_capture
+from . import contexts, markers, numpy_capture
 from .builtins_table import (_DYNAMO, MUTATING_METHODS, PURE_TYPES, is_numtorch_callable,
                              pure_c_function, user_code)
 from ..autograd.grad_mode import set_grad_enabled
@@ -33,6 +34,10 @@ def call_function(frame, fn, args, kwargs):
     if fn.__class__ is GradExit:           # the end of a captured grad-mode with block
         frame.set_grad(fn.prev)
         return False
+    if fn.__class__ in (contexts.CtxExit, contexts.GenExit):   # the end of a with block
+        return fn.exit(frame, args, kwargs)
+    if contexts.is_contextmanager_function(fn):
+        return contexts.SymGeneratorCM(fn, tuple(args), dict(kwargs))
     if fn is set_grad_enabled:             # Note [Grad mode in the graph]
         if len(args) + len(kwargs) != 1 or type(([*args, *kwargs.values()])[0]) is not bool:
             frame.unsupported("set_grad_enabled with a non-constant mode",
@@ -148,7 +153,7 @@ def call_function(frame, fn, args, kwargs):
                               "call it outside the compiled function")
         return frame.call_real(fn, args, kwargs, name)
     if isinstance(fn, type):
-        if fn in PURE_TYPES or is_numtorch_callable(fn) or \
+        if fn in PURE_TYPES or is_numtorch_callable(fn) or fn is contextlib.nullcontext or \
                 issubclass(fn, BaseException) and not user_code(fn):
             return frame.call_real(fn, args, kwargs, fn.__name__)
         if fn is builtins.super:

@@ -13,7 +13,7 @@ import numpy as np
 from .._core.symbolic import Sym
 from .._core.tensor import Tensor
 from ..func._trace import TraceTracer
-from . import numpy_capture
+from . import contexts, numpy_capture
 from .builtins_table import user_code
 from .guards import CONSTANT_TYPES, Source
 from .values import SymFunction, SymIterator, Unsupported
@@ -300,7 +300,8 @@ def _copy_of(t):
 
 def _fresh_closure(v):
     from . import markers
-    if not isinstance(v, types.FunctionType) or not v.__closure__ or not user_code(v):
+    if not isinstance(v, types.FunctionType) or not v.__closure__ or not user_code(v) or \
+            contexts.is_contextmanager_function(v):   # a @contextmanager: one per function
         return False
     if markers.is_allowed(v) or markers.is_disallowed(v) or markers.original_of(v) is not None:
         return False

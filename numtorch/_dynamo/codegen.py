@@ -18,7 +18,7 @@ import numpy as np
 from .._core import primitive as _prim
 from .._core.symbolic import Sym
 from .._core.tensor import Size, Tensor
-from . import numpy_capture
+from . import contexts, numpy_capture
 from .guards import CONSTANT_TYPES
 from .values import NULL, LazyArg, Unsupported, SymCell, SymFunction, SymIterator, UNBOUND
 
@@ -104,6 +104,14 @@ class Codegen:
             self._memo[id(v)] = name
             self.scope["___mkfn"] = types.FunctionType
             return name
+        if t is contexts.CtxExit:       # a user context manager's exit, at a break
+            return f"{self.expr(v.obj)}.__exit__"
+        if t is contexts.SymGeneratorCM:   # a @contextmanager call not entered yet
+            return f"{self.const(v.cm_fn)}(*{self.expr(v.args)}, **{self.expr(v.kwargs)})"
+        if t is contexts.GenExit:
+            raise Unsupported("a graph break inside the with block of a @contextmanager "
+                              "function (its generator is suspended in capture)",
+                              "move the break out of the with block")
         if numpy_capture.is_array(v):   # Note [Which array comes out]
             name = self._memo[id(v)] = self.tmp()
             self.emit(f"{name} = {numpy_capture.materialize(self, v)}")

@@ -24,7 +24,7 @@ from .._core.symbolic import ConstraintViolationError
 from .._core import primitive as _primitive
 from .._core.primitive import pop, push
 from ..func._trace import TraceInterpreter
-from . import config, debug_dir, numpy_capture
+from . import config, contexts, debug_dir, numpy_capture
 from .bytecode import check_version, instructions, origin, resumable, resume_code
 from .builtins_table import user_code
 from .codegen import Codegen
@@ -329,6 +329,8 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
                 opt = callee.__self__
                 opt_x = gen.expr(opt) if _symbolic_method(callee, cap) else gen.const(opt)
                 callee_x = f"{gen.const(_compiled_step)}({opt_x}, {gen.const(ctx.backend)})"
+            elif isinstance(callee, (contexts.CtxExit, contexts.GenExit)):
+                callee_x = gen.expr(callee)     # the end of a with block (contexts.py)
             elif isinstance(callee, SymFunction):
                 callee_x = gen.expr(callee)
                 callee_x = f"{gen.const(_compile_fn_value)}({callee_x}, {gen.const(ctx)})"

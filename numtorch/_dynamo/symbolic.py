@@ -578,6 +578,10 @@ class Frame:
         self.push(None)
 
     def YIELD_VALUE(self, inst):
+        if getattr(self, "suspend", False):    # Note [Generator context managers] (contexts.py)
+            v = self.pop()
+            self.push(None)                    # the value sent when it resumes
+            return "yield", v
         ys = getattr(self, "yields", None)
         if ys is None:
             self.unsupported("yield outside an inlined generator", "return a list")
@@ -627,22 +631,13 @@ class Frame:
         exc = self.stack[-1]
         self.push(self.call(self.stack[-4], [type(exc), exc, None], {}))
 
-    # -- with blocks (Note [Grad mode in the graph]) ---------------------------------------
+    # -- with blocks (contexts.py) --------------------------------------------------------
     def BEFORE_WITH(self, inst):
-        from ..autograd.grad_mode import _GradModeContext, set_grad_enabled
-        ctx = self.stack[-1]
-        if not isinstance(ctx, _GradModeContext):
-            self.unsupported(f"context manager {type(ctx).__name__} (only no_grad, "
-                             f"enable_grad and set_grad_enabled are captured)",
-                             "move the with block out of the compiled function")
+        from .contexts import enter
+        exit_fn, value = enter(self, self.stack[-1])
         self.pop()
-        if type(ctx) is set_grad_enabled:      # the mode changed when it was made
-            prev = ctx._prev
-        else:
-            prev = self.cap.grad_enabled
-            self.set_grad(ctx._value)
-        self.push(GradExit(prev))
-        self.push(ctx)
+        self.push(exit_fn)
+        self.push(value)
 
     def set_grad(self, mode):
         from .._core import primitive as _p

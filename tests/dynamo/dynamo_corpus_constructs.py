@@ -249,4 +249,73 @@ def f(xs):
     print("keys", len(d))
     return [t * d[t] for t in xs]
 """, ["L:t:2;t:3"], 1, 1, (1, 0)),   # PyTorch counts graphs - 1 breaks (no graph before the print)
+    # user context managers (numtorch/_dynamo/contexts.py)
+    ("with_user_class_context_manager", """
+class Scale:
+    def __init__(self, k, log):
+        self.k, self.log = k, log
+    def __enter__(self):
+        self.log.append("enter")
+        return self.k
+    def __exit__(self, *exc):
+        self.log.append("exit")
+        return False
+def f(x):
+    log = []
+    with Scale(2, log) as k:
+        y = x * k
+    return y + 1, log
+""", ["t:4"], 1, 0),
+    ("with_contextmanager_generator", """
+import contextlib
+@contextlib.contextmanager
+def scaled(k, log):
+    log.append("in")
+    try:
+        yield k * 2
+    finally:
+        log.append("out")
+def f(x):
+    log = []
+    with scaled(3, log) as a, scaled(1, log) as b:
+        y = x * a - b
+    return y, log
+""", ["t:4"], 1, 0),
+    ("with_nullcontext", """
+import contextlib
+def f(x):
+    with contextlib.nullcontext():
+        y = x + 1
+    with contextlib.nullcontext(5) as v:
+        y = y * v
+    return y
+""", ["t:4"], 1, 0),
+    ("with_exit_suppresses_exception", """
+class Suppress:
+    def __enter__(self):
+        return self
+    def __exit__(self, t, v, tb):
+        return t is ValueError
+def f(x):
+    y = x * 2
+    with Suppress():
+        y = y + 1
+        raise ValueError("boom")
+    return y
+""", ["t:4"], 1, 0),
+    ("with_contextmanager_swallows_exception", """
+import contextlib
+@contextlib.contextmanager
+def swallow(log):
+    try:
+        yield
+    except ValueError as e:
+        log.append(str(e))
+def f(x):
+    log = []
+    with swallow(log):
+        y = x + 1
+        raise ValueError("boom")
+    return y * 2, log
+""", ["t:4"], 1, 0),
 ]

@@ -102,3 +102,85 @@ def test_library_error_not_caught_propagates():
     with pytest.raises(RuntimeError) as compiled:
         torch.compile(f, backend="eager")(torch.ones(4))
     assert str(eager.value) == str(compiled.value)
+
+
+# -- user context managers (numtorch/_dynamo/contexts.py) ---------------------------------
+class _Counter:
+    def __init__(self):
+        self.total = 0
+
+    def __enter__(self):
+        self.total += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.total += 10
+
+
+def test_context_manager_object_from_outside_is_updated_once_per_call():
+    acc = _Counter()
+
+    def f(x):
+        with acc as a:
+            y = x * a.total
+        return y, acc.total
+    x = torch.ones(2)
+    eager = [f(x) for _ in range(3)]
+    acc.total = 0
+    cf = torch.compile(f, backend="eager")
+    got = [cf(x) for _ in range(3)]
+    for (y1, t1), (y2, t2) in zip(eager, got):
+        np.testing.assert_array_equal(y1.numpy(), y2.numpy())
+        assert t1 == t2
+    assert acc.total == 33
+
+
+def test_break_inside_a_contextmanager_block_runs_the_frame_as_eager(capsys):
+    import contextlib
+    log = []
+
+    @contextlib.contextmanager
+    def scaled(k):
+        log.append("in")
+        try:
+            yield k * 2
+        finally:
+            log.append("out")
+
+    def f(x):
+        with scaled(3) as k:
+            print("inside")
+            y = x * k
+        return y
+    x = torch.ones(2)
+    ref = f(x)
+    cf = torch.compile(f, backend="eager")
+    got = [cf(x), cf(x)]
+    for y in got:
+        np.testing.assert_array_equal(y.numpy(), ref.numpy())
+    assert log == ["in", "out"] * 3
+    assert capsys.readouterr().out == "inside\n" * 3
+
+
+def test_exception_through_a_context_manager_propagates_as_in_eager():
+    import contextlib
+    log = []
+
+    @contextlib.contextmanager
+    def noted():
+        log.append("in")
+        try:
+            yield
+        finally:
+            log.append("out")
+
+    def f(x):
+        with noted():
+            y = x + 1
+            raise KeyError("k")
+        return y
+    with pytest.raises(KeyError):
+        f(torch.ones(2))
+    with pytest.raises(KeyError):
+        torch.compile(f, backend="eager")(torch.ones(2))
+    assert log == ["in", "out", "in", "out"]
