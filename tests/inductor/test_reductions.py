@@ -122,3 +122,16 @@ def test_blocked_and_fused_sums_same_bits_at_one_and_two_threads():
         config.cpp.threads = saved
     for a, b in zip(one, two):
         assert a.numpy().tobytes() == b.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+@pytest.mark.parametrize("n", [256, 40])            # 32 lanes added pairwise; 8 lanes
+def test_lane_products_match_numpy(dtype, n):
+    """Note [Lane accumulators]: the lanes of a product combine by multiplication too."""
+    rng = np.random.default_rng(n)
+    xs = (rng.uniform(0.9, 1.1, (3, n)) if dtype == np.float64 else
+          rng.choice([-1, 1, 1, 2], (3, n))).astype(dtype)
+    x = torch.from_numpy(xs)
+    c = compiled(lambda x: x.prod(-1), x)
+    assert "*= " in c.source and ("+ 16]" if n == 256 else "+ 4]") in c.source, c.source
+    np.testing.assert_allclose(c(x)[0].numpy(), xs.prod(-1), rtol=1e-13)
