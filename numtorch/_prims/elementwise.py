@@ -451,12 +451,12 @@ for _p, _n in {
 from ._lower import FLOAT_ONLY, extern, pointwise  # noqa: E402
 
 _NO_BOOL = dict(b=None)
-for _p, _c in {neg: "-{0}", exp: "exp({0})", exp2: "exp2({0})", expm1: "expm1({0})",
+for _p, _c in {neg: "-{0}", exp: "nt_exp({0})", exp2: "exp2({0})", expm1: "expm1({0})",
                log: "log({0})", log2: "log2({0})", log10: "log10({0})", log1p: "log1p({0})",
                sqrt: "sqrt({0})", rsqrt: "1 / sqrt({0})", sin: "sin({0})", cos: "cos({0})",
                tan: "tan({0})", asin: "asin({0})", acos: "acos({0})", atan: "atan({0})",
                sinh: "sinh({0})", cosh: "cosh({0})", tanh: "tanh({0})", asinh: "asinh({0})",
-               acosh: "acosh({0})", atanh: "atanh({0})", sigmoid: "1 / (1 + exp(-{0}))",
+               acosh: "acosh({0})", atanh: "atanh({0})", sigmoid: "1 / (1 + nt_exp(-{0}))",
                erf: "erf({0})", erfc: "erfc({0})", lgamma: "lgamma({0})", pow: "pow({0}, {1})",
                atan2: "atan2({0}, {1})",
                fmod: "fmod({0}, {1})", remainder: "nt_rem({0}, {1})",
