@@ -7,3 +7,4 @@ from . import sorting  # noqa: E402,F401
 from . import control  # noqa: E402,F401
 from . import ref  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import norm  # noqa: E402,F401

@@ -67,19 +67,25 @@ class Node:
             # What is read and what is kept depends only on which inputs need gradients.
             plan = _PLANS.get((prim, *[e is None for e in next_edges]))
             if plan is None:
-                plan = _plan(prim, next_edges)
+                plan = _plan(prim, next_edges, len(out) if prim.multiple_results else 1)
             read, reads_out, dropped, drops_out = plan
             checked = [saved[i] for i in read]
             if reads_out:
-                checked.extend(o for o in (out if prim.multiple_results else (out,))
-                               if o.__class__ is Tensor)
+                if prim.multiple_results:
+                    checked.extend(out[k] for k in reads_out if out[k].__class__ is Tensor)
+                else:
+                    checked.append(out)
             if dropped:   # stand-ins: Note [Saved values]
                 saved = list(saved)
                 for i in dropped:
                     saved[i] = stand_in(saved[i])
                 saved = tuple(saved)
             if drops_out:
-                out = stand_in(out)
+                if prim.multiple_results:
+                    out = tuple(stand_in(o) if k in drops_out and o.__class__ is Tensor else o
+                                for k, o in enumerate(out))
+                else:
+                    out = stand_in(out)
         self.checked = checked
         self.versions = [s._version_counter.value for s in checked]
         self.saved = saved
@@ -149,26 +155,42 @@ class Node:
 # for the inputs that need gradients are version-checked: `y = x * 3; x.add_(1)` is fine,
 # as in PyTorch, because the gradient of x reads the constant, not x. A primitive states
 # this in `vjp_needs`: per input, the primal indices (and "out") its cotangent reads; None
-# means "everything, and the output".
+# means "everything, and the output". A primitive with several results names the ones it
+# reads "out0", "out1", ... ("out": all of them): batch_norm's backward reads its mean and
+# variance but not its full-size output, which is then not kept (Note [Saved values]).
 
-def _plan(prim, edges):
-    """(indices of the primals read, reads the output, indices of the primals dropped,
-    drops the output) for a node of ``prim`` with these edges (Notes [What backward reads],
-    [Saved values]); cached per primitive and pattern of inputs needing gradients."""
+def _out_positions(entries, n_outs):
+    """Output positions named by the "out"/"out<k>" entries of a `vjp_needs` set."""
+    positions = set()
+    for e in entries:
+        if e == "out":
+            positions.update(range(n_outs))
+        elif isinstance(e, str):
+            positions.add(int(e[3:]))
+    return positions
+
+
+def _plan(prim, edges, n_outs):
+    """(indices of the primals read, positions of the outputs read, indices of the primals
+    dropped, positions of the outputs dropped) for a node of ``prim`` with these edges
+    (Notes [What backward reads], [Saved values]); cached per primitive and pattern of
+    inputs needing gradients. A single-result primitive's output is position 0."""
     needs = prim.vjp_needs
     read = set()
     for i, e in enumerate(edges):
         if e is not None and needs:   # (): the rule reads shapes only
             read.update(needs[i])
     if prim.vjp_context is not None:   # a per-call backward reads `saved` its own way
-        kept, keeps_out = set(range(len(edges))), True
+        kept, kept_outs = set(range(len(edges))), set(range(n_outs))
     else:
         kept = set()
         for n in needs:
             kept.update(n)
-        keeps_out = "out" in kept or prim.multiple_results
-    plan = (tuple(sorted(i for i in read if i != "out")), "out" in read,
-            tuple(i for i in range(len(edges)) if i not in kept), not keeps_out)
+        kept_outs = _out_positions(kept, n_outs)
+    plan = (tuple(sorted(i for i in read if not isinstance(i, str))),
+            tuple(sorted(_out_positions(read, n_outs))),
+            tuple(i for i in range(len(edges)) if i not in kept),
+            tuple(k for k in range(n_outs) if k not in kept_outs))
     _PLANS[(prim, *[e is None for e in edges])] = plan
     return plan
 

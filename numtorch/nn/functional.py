@@ -22,13 +22,14 @@ from .._ops import math as M
 from .._ops import reduce as R
 from .._ops import shape as S
 from .._ops._common import canonical_dim, check_tensor
-from .._ops.creation import ones, rand, tensor as _tensor
+from .._ops.creation import ones, rand, tensor as _tensor, zeros as _zeros
 from .._ops.index import one_hot  # noqa: F401  (re-exported: F.one_hot)
 from .._ops.inplace import inplace as _inplace
 from .._ops.linalg import _same_dtype, matmul
 from .._ops.linalg_ops import vector_norm
 from .._prims import shape as _P
 from .._prims.contraction import dot_general
+from .._prims.norm import batch_norm as _batch_norm_prim
 from ..autograd.grad_mode import no_grad
 from ._attention import multi_head_attention_forward  # noqa: F401
 from ._interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: F401
@@ -374,10 +375,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
     In training, normalizes with the batch statistics and updates ``running_mean`` and
     ``running_var`` in place (``(1 - momentum) * running + momentum * batch``, the variance
-    unbiased); otherwise normalizes with the running statistics.
+    unbiased); otherwise normalizes with the running statistics. Training mode is one
+    primitive, eval mode a per-channel scale and shift (Note [Batch norm primitive]).
     """
+    check_tensor(input, "input", "batch_norm")
     if input.ndim < 2:
         raise ValueError(f"Expected 2D or higher input to batch_norm (got {input.ndim}D input)")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"batch_norm: expected a floating point input, got {input.dtype}")
     C = input.shape[1]
     axes = (0,) + tuple(range(2, input.ndim))
     count = input.numel() // C if C else 0
@@ -390,23 +395,26 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
     shape = _channel_shape(input)
     if training:
-        mean = R.mean(input, axes, keepdim=True)
-        xc = input - mean
-        var = R.mean(xc * xc, axes, keepdim=True)
-        out = xc * M.rsqrt(var + eps)
+        dt, dev = input.dtype, input.device
+        w = ones(C, dtype=dt, device=dev) if weight is None else weight.reshape(C).to(dt)
+        b = _zeros(C, dtype=dt, device=dev) if bias is None else bias.reshape(C).to(dt)
+        out, mean, var = bind(_batch_norm_prim, input, w, b, axes=axes, eps=float(eps))
         with no_grad():
             if running_mean is not None:
-                _update_running(running_mean, mean.detach().reshape(C), momentum)
+                _update_running(running_mean, mean.detach(), momentum)
             if running_var is not None:
-                unbiased = var.detach().reshape(C) * (count / max(count - 1, 1))
+                unbiased = var.detach() * (count / max(count - 1, 1))
                 _update_running(running_var, unbiased, momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean must be defined in evaluation mode")
-        out = (input - running_mean.reshape(shape)) * M.rsqrt(running_var.reshape(shape) + eps)
+        return out
+    if running_mean is None or running_var is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    scale = M.rsqrt(running_var.reshape(C) + eps)
     if weight is not None:
-        out = out * weight.reshape(shape)
-    return out if bias is None else out + bias.reshape(shape)
+        scale = scale * weight.reshape(C)
+    shift = -running_mean.reshape(C) * scale
+    if bias is not None:
+        shift = shift + bias.reshape(C)
+    return input * scale.reshape(shape).to(input.dtype) + shift.reshape(shape).to(input.dtype)
 
 
 def _update_running(running, batch_stat, momentum):
