@@ -38,8 +38,15 @@ def _out_size(n, k, stride, lo, hi, lhs_d, rhs_d):
 # * scatter (col2im): for unit stride, multiply every input element by every tap first
 #   (one matmul, n*K*Cout*I elements), then add tap k's products into the output at
 #   a*i + lo - k*d with one strided add per tap. It never touches the zeros of a dilated
-#   input (transposed convs, input gradients of strided convs) and is the smaller
-#   intermediate when the conv reduces channels (input gradients of forward convs).
+#   input (transposed convs, input gradients of strided convs).
+# The intermediate's size decides, and the multiply-adds are in the same ratio: scatter
+# when Cout*I < Cin*P (I input, P output positions; P counts a dilated input's zeros).
+# That is the input gradient of a forward conv (fewer channels out, as many positions)
+# and a transposed conv, but not a weight gradient, whose "kernel" is the output
+# gradient (K = a whole feature map) and whose output is the small kernel: deciding
+# by channels alone sent vmap's batch-folded weight gradients (Cout 256 of Cin 300) to
+# scatter with a 1.3 GB intermediate against im2col's 84 MB, which was most of the
+# maml_omniglot benchmark's peak memory (benchmarks/memory.py).
 
 
 def _dilate_and_pad(x, lhs_dilation, padding):
@@ -62,7 +69,8 @@ def _conv_impl(x, w, *, stride, padding, lhs_dilation, rhs_dilation, groups):
                                rhs_dilation=rhs_dilation, groups=groups)
     if 0 in out_shape or 0 in w.shape:
         return np.zeros(out_shape, dtype=x.dtype)
-    if all(s == 1 for s in stride) and (any(a > 1 for a in lhs_dilation) or w.shape[0] < x.shape[1]):
+    if all(s == 1 for s in stride) and (
+            w.shape[0] * math.prod(x.shape[2:]) < x.shape[1] * math.prod(out_shape[2:])):
         return _scatter_conv(x, w, padding, lhs_dilation, rhs_dilation, groups, out_shape)
     xp = _dilate_and_pad(x, lhs_dilation, padding)
     n, g = x.shape[0], groups
