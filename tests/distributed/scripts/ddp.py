@@ -192,6 +192,18 @@ def compiled_ddp_trains_like_eager_ddp_with_one_graph_per_bucket():
         same_on_every_rank(params_of(ddp.module))
 
 
+@check
+def ddp_of_a_compiled_module_trains_like_one_process():
+    # DDP(torch.compile(model)): the compiled module is an nn.Module whose parameters are
+    # the original's, so DDP's gradient hooks see them; its forward is one compiled graph
+    compiled = torch.compile(mlp(seed=R), backend="aot_eager")
+    ddp = DDP(compiled)
+    train(ddp, ddp)
+    close(params_of(compiled), params_of(train_reference(4)))
+    same_on_every_rank(params_of(compiled))
+    assert list(ddp.state_dict())[0] == "module._orig_mod.0.weight"
+
+
 def backward_events(ddp, compiled):
     """Run one forward/backward; the order of the compiled pieces' backward nodes ("bwd")
     and of DDP's bucket all-reduce launches ("launch", bucket index)."""
