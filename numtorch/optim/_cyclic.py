@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import types
 
-from .lr_scheduler import LRScheduler, _check_optimizer, _per_group, _set
+from .lr_scheduler import LRScheduler, _check_optimizer, _cycles_beta1, _per_group, _set
 
 _MODES = ("triangular", "triangular2", "exp_range")
 
@@ -76,10 +76,7 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _cycles_beta1(optimizer)
             self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
             self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .lr_scheduler import LRScheduler, _check_optimizer, _per_group
+from .lr_scheduler import LRScheduler, _check_optimizer, _cycles_beta1, _per_group
 
 
 def _positive_int(name, value):
@@ -72,10 +72,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _cycles_beta1(optimizer)
             max_ms = _per_group("max_momentum", optimizer, max_momentum)
             base_ms = _per_group("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:

@@ -54,6 +54,15 @@ def _check_optimizer(optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
 
 
+def _cycles_beta1(optimizer):
+    """For schedules with ``cycle_momentum``: True if the optimizer's momentum is Adam's
+    ``betas[0]``, False if it is a ``momentum`` hyperparameter; an error if it has neither."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with "
+                         "`cycle_momentum` option enabled")
+    return "betas" in optimizer.defaults
+
+
 def _per_group(name, optimizer, value):
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):

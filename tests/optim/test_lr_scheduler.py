@@ -213,9 +213,11 @@ def test_argument_errors():
         L.SequentialLR(o, [L.ReduceLROnPlateau(o), L.StepLR(o, 1)], milestones=[1])
     with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
         L.CyclicLR(o, 0.01, 0.1, mode="triangle")
+    plain = numtorch.optim.Optimizer([numtorch.zeros(1, requires_grad=True)], {"lr": 0.1})
     with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
-        L.CyclicLR(numtorch.optim.Optimizer([numtorch.zeros(1, requires_grad=True)], {"lr": 0.1}),
-                   0.01, 0.1)
+        L.CyclicLR(plain, 0.01, 0.1)
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        L.OneCycleLR(plain, max_lr=1.0, total_steps=3)
     with pytest.raises(ValueError, match="base_lr must have the same length as optimizer.param_groups"):
         L.CyclicLR(o, [0.01], 0.1)
     with pytest.raises(ValueError, match="Expected positive step_size_up, but got 0"):
