@@ -12,7 +12,7 @@ import pytest
 
 import numtorch as torch
 import numtorch.nn.functional as F
-from numtorch._inductor import build, compile_graph, config
+from numtorch._inductor import build, compile_graph
 from numtorch.func import make_graph
 
 pytestmark = pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
@@ -106,22 +106,13 @@ def test_softmax_and_layer_norm_rows(n):
                                rtol=1e-5, atol=1e-5)
 
 
-def test_blocked_and_fused_sums_same_bits_at_one_and_two_threads():
+def test_blocked_and_fused_sums_same_bits_at_one_and_two_threads(
+        same_bits_at_one_and_two_threads):
     rng = np.random.default_rng(3)
     x = torch.from_numpy(rng.standard_normal((512, 1000)).astype(np.float32))
     y = torch.from_numpy(rng.standard_normal((512, 64)))
     f = lambda x, y: (x.sum(-1), (x * x).sum(-1), faq(y, y))
-    c = compiled(f, x, y)
-    saved = config.cpp.threads
-    try:
-        config.cpp.threads = 1
-        one = c(x, y)
-        config.cpp.threads = 2
-        two = c(x, y)
-    finally:
-        config.cpp.threads = saved
-    for a, b in zip(one, two):
-        assert a.numpy().tobytes() == b.numpy().tobytes()
+    same_bits_at_one_and_two_threads(compiled(f, x, y), x, y)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64])
