@@ -39,7 +39,11 @@ WORKLOADS: list[Workload] = []
 
 
 def add(name, group, note="", target=None, **factories):
-    """Register a workload; keyword arguments are per-framework factories (None: skip)."""
+    """Register a workload; keyword arguments are per-framework factories (None: skip).
+
+    Names are unique: isolated runs (run.py) merge the cells of separate processes by name."""
+    if any(w.name == name for w in WORKLOADS):
+        raise ValueError(f"add: a workload named {name!r} is already registered")
     WORKLOADS.append(Workload(name, group, {k: v for k, v in factories.items() if v},
                               note, target))
 

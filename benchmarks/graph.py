@@ -105,5 +105,5 @@ def register():
         label = "grad of the chain" if how == "grad" else "vmap of the chain (16 examples)"
         add(f"{label}, eager ops", "graph",
             numtorch=lambda how=how: _transformed("numtorch", how, False))
-        add("  same, of the region", "graph",
+        add(f"  same, of the region ({how})", "graph",
             numtorch=lambda how=how: _transformed("numtorch", how, True))

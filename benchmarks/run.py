@@ -7,7 +7,9 @@ table has one column per framework (numtorch, NumPy hand-written, PyTorch eager 
 threads, JAX jitted, Numba njit; a missing framework is skipped) and the ratios
 numtorch/NumPy and numtorch/PyTorch; the speed targets of issues #2, #3, #6 and #13 are
 checked underneath. The memory group's cells are bytes (peak RSS of one step,
-``memory.py``), not times. Results are also written as JSON with the date and machine.
+``memory.py``), not times. Each group's cells of each framework run in a fresh interpreter
+(Note [One process per framework]; ``--isolate none`` runs all in one). Results are also
+written as JSON with the date and machine.
 Speed targets live here, never in unit tests.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 if __package__ in (None, ""):  # `python benchmarks/run.py`
@@ -108,6 +111,22 @@ def import_time(module, runs, stat="median"):
     return STATS[stat](samples)
 
 
+_registered = []
+
+
+def _register_all():
+    """Register the workloads that need numtorch.func/nn and the import row, once per process."""
+    if _registered:
+        return
+    if has_func():
+        transforms.register()
+        graph.register()
+        if has_nn():
+            memory.register()
+    _register_imports()
+    _registered.append(True)
+
+
 def _register_imports():
     add("import (python -X importtime)", "import",
         note="fresh interpreter with cached bytecode; target: numtorch < 0.3 s",
@@ -135,6 +154,75 @@ def run_workload(w: Workload, mode, frameworks, log, stat="median"):
             errors[fw] = f"{type(e).__name__}: {e}"[:200]
         log(".")
     return times, errors
+
+
+def run_in_process(selected, mode, frameworks, log, stat):
+    """The cells of ``selected``, all timed in this interpreter."""
+    results = []
+    for w in selected:
+        t1 = time.perf_counter()
+        times, errors = run_workload(w, mode, frameworks, log, stat)
+        results.append({"name": w.name, "group": w.group, "note": w.note, "target": w.target,
+                        "times": times, "errors": errors,
+                        "wall_s": round(time.perf_counter() - t1, 2)})
+    return results
+
+
+def installed(framework) -> bool:
+    """Whether ``framework`` could be imported, without importing it (the parent of isolated
+    runs must not load any framework's threads or allocator)."""
+    import importlib.util
+    return importlib.util.find_spec(framework) is not None
+
+
+# Note [One process per framework]
+# PyTorch and JAX start thread pools and load their own OpenMP and allocator hooks when
+# imported. With torch imported (2 threads, one matmul run) into the same interpreter, the
+# hand-written NumPy MLP step took 1.48-1.55 ms instead of 1.23-1.34 ms (load 0.0-0.6, 15
+# repeats of 20 steps, 2026-11-23), and the numtorch rows, which are NumPy underneath, pay the
+# same. So by default each (group, framework) pair runs in a fresh interpreter that imports
+# only that framework (and numtorch, whose registry names the workloads); the parent merges
+# the cells. Per group rather than per framework keeps the columns of one row close in time
+# on a machine whose load changes, at one interpreter start-up (~1 s with torch) per pair.
+
+def run_isolated(selected, mode, frameworks, args, log):
+    """The cells of ``selected``, each (group, framework) in its own interpreter."""
+    results = {w.name: {"name": w.name, "group": w.group, "note": w.note,
+                        "target": w.target, "times": {}, "errors": {}, "wall_s": 0.0}
+               for w in selected}
+    groups = list(dict.fromkeys(w.group for w in selected))
+    root = os.path.dirname(HERE)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
+    for group in groups:
+        for fw in frameworks:
+            names = [w.name for w in selected if w.group == group and fw in w.factories]
+            if not names or not installed(fw):
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "cells.json")
+                cmd = [sys.executable, "-m", "benchmarks", "--isolate", "none",
+                       "--frameworks", fw, "--json", out, "--stat", args.stat,
+                       "--timer", args.timer, "--names", json.dumps(names)]
+                if mode == "quick":
+                    cmd.append("--quick")
+                r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
+                if r.returncode != 0 or not os.path.exists(out):
+                    why = (r.stderr.strip().splitlines() or ["child failed"])[-1][:200]
+                    for n in names:
+                        results[n]["errors"][fw] = f"child process: {why}"
+                    log("x")
+                    continue
+                with open(out) as f:
+                    child = json.load(f)
+                for cell in child["results"]:
+                    row = results[cell["name"]]
+                    row["times"].update(cell["times"])
+                    row["errors"].update(cell["errors"])
+                    row["wall_s"] = round(row["wall_s"] + cell["wall_s"], 2)
+                    row.setdefault("frameworks_loaded", {})[fw] = child["frameworks_loaded"]
+            log(".")
+    return list(results.values())
 
 
 def fmt_time(t):
@@ -234,9 +322,12 @@ def machine_info():
                 info["cpu"] = m.group(1).strip()
     except OSError:
         pass
+    from importlib import metadata
     for fw in ("numpy", "torch", "jax"):
-        if available(fw):
-            info[fw] = sys.modules[fw].__version__
+        try:
+            info[fw] = metadata.version(fw)
+        except metadata.PackageNotFoundError:
+            pass
     return info
 
 
@@ -253,20 +344,22 @@ def main(argv=None):
                    help="statistic over repeats (min is steadier on a shared machine)")
     p.add_argument("--timer", choices=sorted(TIMERS), default="wall",
                    help="wall time, or this process's CPU time (all threads; steady under load)")
+    p.add_argument("--isolate", choices=("framework", "none"), default="framework",
+                   help="run each group's cells of each framework in a fresh interpreter "
+                        "(default; Note [One process per framework]) or all in this one")
+    p.add_argument("--names", default=None, help=argparse.SUPPRESS)  # JSON list: exact rows
     args = p.parse_args(argv)
     mode = "quick" if args.quick else "full"
     _timer[0] = TIMERS[args.timer]
     frameworks = [f for f in args.frameworks.split(",") if f in FRAMEWORKS]
 
-    if has_func():
-        transforms.register()
-        graph.register()
-        if has_nn():
-            memory.register()
-    _register_imports()
+    _register_all()
     wanted = None if args.filter is None else [f.strip().lower() for f in args.filter.split(",")]
     selected = [w for w in WORKLOADS if wanted is None
                 or any(f in w.name.lower() or f == w.group for f in wanted)]
+    if args.names is not None:
+        exact = set(json.loads(args.names))
+        selected = [w for w in selected if w.name in exact]
 
     def log(s):
         print(s, end="", file=sys.stderr, flush=True)
@@ -274,13 +367,10 @@ def main(argv=None):
     log(f"numtorch benchmarks ({mode}): {len(selected)} workloads ")
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
-    results = []
-    for w in selected:
-        t1 = time.perf_counter()
-        times, errors = run_workload(w, mode, frameworks, log, args.stat)
-        results.append({"name": w.name, "group": w.group, "note": w.note, "target": w.target,
-                        "times": times, "errors": errors,
-                        "wall_s": round(time.perf_counter() - t1, 2)})
+    if args.isolate == "framework":
+        results = run_isolated(selected, mode, frameworks, args, log)
+    else:
+        results = run_in_process(selected, mode, frameworks, log, args.stat)
     log(f" {time.perf_counter() - t0:.1f} s\n")
     shown = [f for f in frameworks if any(f in r["times"] or f in r["errors"] for r in results)]
     info = machine_info()
@@ -306,6 +396,8 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
                        "mode": mode, "stat": args.stat, "timer": args.timer, "machine": info,
+                       "isolate": args.isolate,
+                       "frameworks_loaded": [f for f in FRAMEWORKS if f in sys.modules],
                        "load_average_before": load_before, "results": results,
                        "targets": [dict(zip(("target", "workload", "value", "limit", "ok"), t))
                                    for t in targets]}, f, indent=1)

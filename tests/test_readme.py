@@ -90,3 +90,23 @@ def test_benchmark_runner_times_a_workload(tmp_path):
     assert set(result["times"]) == {"numtorch", "numpy"}
     assert all(0 < t < 1e-3 for t in result["times"].values())
     assert data["machine"]["cpu_count"] >= 1 and data["date"]
+
+
+def test_benchmark_runner_isolates_frameworks(tmp_path):
+    # Note [One process per framework]: each column's cells run in an interpreter that has
+    # not imported the other frameworks, and one process gives the same row shape.
+    pytest.importorskip("torch")
+    out = tmp_path / "bench.json"
+    r = _run(["benchmarks/run.py", "--quick", "--filter", "x + y (10)",
+              "--frameworks", "numtorch,torch", "--json", str(out)], timeout=180)
+    assert r.returncode == 0, r.stderr
+    import json
+    (result,) = json.loads(out.read_text())["results"]
+    assert set(result["times"]) == {"numtorch", "torch"}
+    loaded = result["frameworks_loaded"]
+    assert "torch" not in loaded["numtorch"] and "torch" in loaded["torch"]
+    r = _run(["benchmarks/run.py", "--quick", "--filter", "x + y (10)", "--isolate", "none",
+              "--frameworks", "numtorch,numpy", "--json", str(out)], timeout=120)
+    assert r.returncode == 0, r.stderr
+    (result,) = json.loads(out.read_text())["results"]
+    assert set(result["times"]) == {"numtorch", "numpy"} and "frameworks_loaded" not in result
