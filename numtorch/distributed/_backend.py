@@ -251,7 +251,8 @@ class _CommThread:
 
     def __init__(self):
         self._queue = deque()
-        self._wake = threading.Condition()
+        self._lock = threading.Lock()   # taken directly on the inline path: a Condition's
+        self._wake = threading.Condition(self._lock)   # own __enter__ is Python code
         self._stopped = False
         self._inline = False     # a blocking collective runs on its caller's thread
         self._busy = False       # this thread is running a collective
@@ -273,16 +274,17 @@ class _CommThread:
     def enter_inline(self):
         """Claim MPI for a collective on the calling thread if nothing is queued or running
         here (Note [Blocking collectives run inline]); True if claimed."""
-        with self._wake:
+        with self._lock:
             if self._queue or self._busy or self._inline or self._stopped:
                 return False
             self._inline = True
             return True
 
     def leave_inline(self):
-        with self._wake:
+        with self._lock:
             self._inline = False
-            self._wake.notify()
+            if self._queue:   # only then has the thread something to do: waking it for
+                self._wake.notify()   # nothing costs a context switch and the GIL per call
 
     def stop(self, timeout):
         with self._wake:
@@ -323,6 +325,10 @@ class ProcessGroup:
         self.timeout = timeout                # seconds
         self._rank = comm.Get_rank()
         self._size = comm.Get_size()
+        # Note [Checking that ranks agree]: the signature and its negation, all-reduced
+        # with MIN in place; one buffer per group, reused by every check
+        import numpy as np
+        self._agree = np.zeros(2, np.int64)
 
     def rank(self) -> int:
         return self._rank
@@ -411,17 +417,38 @@ class ProcessGroup:
     def _agreement(self, name, signature):
         """Note [Checking that ranks agree]: yields the signature all-reduce's request, then
         raises if the signatures differ."""
-        MPI = _mpi()
-        import numpy as np
-        text = f"{name} {signature}"
-        h = zlib.crc32(text.encode())
-        both = np.array([h, -h], dtype=np.int64)
+        h = _signatures.get((name, signature))
+        if h is None:
+            h = _signature_hash(name, signature)
+        both = self._agree
+        both[0] = h
+        both[1] = -h
+        MPI = _MPI
         yield self.comm.Iallreduce(MPI.IN_PLACE, both, op=MPI.MIN)
-        if both[0] != h or -both[1] != h:
-            everyone = self.comm.allgather(text)
+        if both[0] != h or both[1] != -h:
+            everyone = self.comm.allgather(_describe(name, signature))
             lines = "; ".join(f"rank {r}: {t}" for r, t in zip(self.ranks, everyone))
             raise ValueError(f"the ranks of the group called different collectives or passed "
                              f"different shapes/dtypes/arguments: {lines}")
+
+
+_signatures = {}   # (collective name, signature) -> its 32-bit hash, the same on every rank
+
+
+def _describe(name, signature):
+    """What a collective's signature says, as the mismatch error prints it."""
+    if isinstance(signature, tuple):
+        return " ".join([name, *map(str, signature)])
+    return f"{name} {signature}" if signature else name
+
+
+def _signature_hash(name, signature):
+    """The CRC-32 of the description: Python's own hash of a str differs between processes."""
+    h = zlib.crc32(_describe(name, signature).encode())
+    if len(_signatures) > 4096:   # programs with ever-new shapes: keep the table small
+        _signatures.clear()
+    _signatures[(name, signature)] = h
+    return h
 
 
 class _NonGroupMember:

@@ -89,6 +89,9 @@ def _bytes(a):
     return a.reshape(-1).view(np.uint8)
 
 
+_plans = {}   # (op, dtype) -> _reduce_plan's answer: built once, looked up per call
+
+
 def _reduce_plan(op, dtype, fn):
     """(MPI op, dtype to reduce in or None, divide by the group size?) for ``op`` on ``dtype``.
 
@@ -98,6 +101,13 @@ def _reduce_plan(op, dtype, fn):
     if not isinstance(op, ReduceOp):
         raise TypeError(f"{fn}(): op must be a ReduceOp (ReduceOp.SUM, AVG, PRODUCT, MIN, MAX, "
                         f"BAND, BOR, BXOR), got {op!r}")
+    plan = _plans.get((op, dtype))
+    if plan is None:
+        plan = _plans[(op, dtype)] = _make_reduce_plan(op, dtype, fn)
+    return plan
+
+
+def _make_reduce_plan(op, dtype, fn):
     MPI = _mpi()
     kind = dtype.kind
     if kind == "b":
@@ -137,9 +147,10 @@ def _unstack(everything, outs):
         o[...] = part
 
 
-def _sig(a, **extra):
-    more = "".join(f" {k}={v}" for k, v in extra.items())
-    return f"{a.dtype} {tuple(a.shape)}{more}"
+def _sig(a, *extra):
+    """What a collective on array ``a`` must agree on across ranks (Note [Checking that ranks
+    agree]): a tuple, hashed once per distinct value, printed only if the ranks differ."""
+    return (a.dtype, a.shape, *extra)
 
 
 # ---------------------------------------------------------------------------------------
@@ -170,8 +181,8 @@ def _all_reduce(tensor, op, group, async_op, check):
             np.divide(work, pg.size(), out=work)
         if work is not a:
             a[...] = work
-    _bump(tensor)
-    return pg.run("all_reduce", None, _sig(a, op=op.name) if check else None, async_op, post)
+    tensor._version_counter.value += 1
+    return pg.run("all_reduce", None, (a.dtype, a.shape, op) if check else None, async_op, post)
 
 
 def broadcast(tensor, src, group=None, async_op=False):
@@ -182,7 +193,7 @@ def broadcast(tensor, src, group=None, async_op=False):
     root = pg.group_rank(src, "src")
     a = _array(tensor, "tensor", "broadcast", write=True)
     _bump(tensor)
-    return pg.run("broadcast", None, _sig(a, src=src), async_op,
+    return pg.run("broadcast", None, _sig(a, f"src={src}"), async_op,
                   lambda: (pg.comm.Ibcast(_bytes(a), root=root), _nothing))
 
 
@@ -212,7 +223,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
             a[...] = work
     if is_root:
         _bump(tensor)
-    return pg.run("reduce", None, _sig(a, op=op.name, dst=dst), async_op, post)
+    return pg.run("reduce", None, _sig(a, op, f"dst={dst}"), async_op, post)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -281,7 +292,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                          f"of output ({out.size}), got {inp.size}")
     post = _reduce_scatter_block(pg, fn, out, inp, op)
     _bump(output)
-    return pg.run(fn, None, _sig(inp, op=op.name), async_op, post)
+    return pg.run(fn, None, _sig(inp, op), async_op, post)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -295,7 +306,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     inp = np.stack(ins) if ins else np.empty((0,) + out.shape, out.dtype)
     post = _reduce_scatter_block(pg, fn, out, inp, op)
     _bump(output)
-    return pg.run(fn, None, _sig(out, op=op.name), async_op, post)
+    return pg.run(fn, None, _sig(out, op), async_op, post)
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
@@ -321,7 +332,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
                 lambda: _unstack(everything, outs))
     if is_root:
         _bump(*gather_list)
-    return pg.run("gather", None, _sig(a, dst=dst), async_op, post)
+    return pg.run("gather", None, _sig(a, f"dst={dst}"), async_op, post)
 
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
@@ -346,7 +357,7 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
                                    root=root)
         return request, lambda: _keep_until_done(whole)
     _bump(tensor)
-    return pg.run("scatter", None, _sig(a, src=src), async_op, post)
+    return pg.run("scatter", None, _sig(a, f"src={src}"), async_op, post)
 
 
 def barrier(group=None, async_op=False, device_ids=None):

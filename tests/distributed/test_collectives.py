@@ -58,3 +58,18 @@ def test_importing_distributed_does_not_import_mpi4py():
     r = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("value, on", [(None, True), ("1", True), ("0", False)])
+def test_agreement_check_follows_the_environment_variable(value, on):
+    # Note [Checking that ranks agree]: on unless NUMTORCH_DISTRIBUTED_CHECKS=0
+    import os
+    import subprocess
+    env = {k: v for k, v in os.environ.items() if k != "NUMTORCH_DISTRIBUTED_CHECKS"}
+    if value is not None:
+        env["NUMTORCH_DISTRIBUTED_CHECKS"] = value
+    code = "from numtorch.distributed import _backend; print(_backend._checks_enabled)"
+    r = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(on)

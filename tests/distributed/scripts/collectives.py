@@ -295,6 +295,54 @@ def mismatch_across_ranks_is_an_error_on_every_rank():
 
 
 @check
+def mismatched_reduce_op_and_async_mismatch_are_errors_too():
+    x = t(data(R, (5,)))
+    raises(dist.DistBackendError, ["rank 0: all_reduce float64 (5,) ReduceOp.SUM",
+                                   "rank 1: all_reduce float64 (5,) ReduceOp.MAX"],
+           lambda: dist.all_reduce(x, op=[dist.ReduceOp.SUM, dist.ReduceOp.MAX][R]))
+    # through the communication thread (async_op=True): wait() raises the same error
+    w = dist.all_reduce(torch.zeros(2 + R), async_op=True)
+    raises(dist.DistBackendError, ["(2,)", "(3,)"], w.wait)
+    raises(dist.DistBackendError, ["src=0", "src=1"],
+           lambda: dist.broadcast(torch.zeros(2), src=R))
+
+
+@check
+def agreement_check_runs_once_per_collective_and_can_be_turned_off():
+    # Note [Checking that ranks agree]: on by default, one signature all-reduce per tensor
+    # collective (inline or on the thread); NUMTORCH_DISTRIBUTED_CHECKS=0 (here the flag it
+    # sets) skips it, and the collectives still give NumPy's results
+    from numtorch.distributed import _backend
+    cls = _backend.ProcessGroup
+    original, calls = cls._agreement, []
+
+    def counting(self, name, signature):
+        calls.append(name)
+        yield from original(self, name, signature)
+
+    def some_collectives():
+        x, y, z = t(data(R)), t(data(R, (7,))), t(data(R, (2, 2)))
+        dist.all_reduce(x)
+        dist.all_reduce(y, op=dist.ReduceOp.MAX, async_op=True).wait()
+        dist.broadcast(z, src=1)
+        close(x, np.sum(everyone(), 0))
+        close(y, np.max(everyone((7,)), 0))
+        close(z, data(1, (2, 2)))
+
+    cls._agreement = counting
+    try:
+        some_collectives()
+        assert calls == ["all_reduce", "all_reduce", "broadcast"], calls
+        del calls[:]
+        _backend._checks_enabled = False
+        some_collectives()
+        assert calls == [], calls
+    finally:
+        cls._agreement = original
+        _backend._checks_enabled = True
+
+
+@check
 def recv_of_the_wrong_size():
     if R == 0:
         dist.send(torch.zeros(3, dtype=torch.float64), dst=1)
