@@ -370,6 +370,75 @@ def buffers_broadcast_from_rank0():
     assert quiet.module.scale.tolist() == [10.0 + R] * 3
 
 
+def bn_model(seed):
+    torch.manual_seed(seed)
+    f64 = torch.float64
+    return nn.Sequential(nn.Linear(5, 16, dtype=f64), nn.BatchNorm1d(16, dtype=f64), nn.Tanh(),
+                         nn.Linear(16, 3, dtype=f64))
+
+
+def buffers_of(model):
+    return [b.detach().numpy().copy() for b in model.buffers()]
+
+
+def train_bn_reference(steps, lr=0.1):
+    """One process, the concatenated batch cut in the ranks' shards: each shard is normalized
+    by its own statistics (DDP without SyncBatchNorm does so, as in PyTorch), the shards'
+    gradients are averaged, and the running statistics are rank 0's, because DDP broadcasts
+    rank 0's buffers before every forward (broadcast_buffers=True)."""
+    ref = bn_model(0)
+    opt = torch.optim.SGD(ref.parameters(), lr=lr)
+    for s in range(steps):
+        x, y = batch(s)
+        start = [b.clone() for b in ref.buffers()]
+        grads = []
+        for r in reversed(range(N)):   # rank 0 last: its update of the buffers is kept
+            for b, b0 in zip(ref.buffers(), start):
+                b.copy_(b0)
+            opt.zero_grad()
+            nn.functional.mse_loss(ref(x[r * B:(r + 1) * B]), y[r * B:(r + 1) * B]).backward()
+            grads.append([p.grad.clone() for p in ref.parameters()])
+        for p, *gs in zip(ref.parameters(), *grads):
+            p.grad = sum(gs) / N
+        opt.step()
+    return ref
+
+
+@check
+def batchnorm_trains_like_one_process_eager_and_compiled():
+    # BatchNorm's running statistics are buffers: DDP broadcasts rank 0's before each
+    # forward; under compile the BatchNorm buffer writes are captured in the graph (and the
+    # graph is split at the buckets: cap 0.0005 gives several pieces around the BatchNorm)
+    steps = 4
+    ref = train_bn_reference(steps)
+    x, _ = batch(99)
+    ref.eval()
+    ref_eval = ref(mine(x)).detach().numpy()
+    for how in ("eager", "compile(ddp)", "ddp(compile)"):
+        model, backend = bn_model(seed=R), Counting()
+        if how == "ddp(compile)":
+            ddp = DDP(torch.compile(model, backend=backend), bucket_cap_mb=0.0005)
+            run = ddp
+        else:
+            ddp = DDP(model, bucket_cap_mb=0.0005)
+            run = torch.compile(ddp, backend=backend) if how == "compile(ddp)" else ddp
+        train(run, ddp, steps)
+        trained, graphs = buffers_of(model), len(backend.graphs)
+        model.eval()   # the next forward broadcasts rank 0's statistics, then uses them
+        out = run(mine(x)).detach().numpy()
+        # the collectives are done: a failure below can't leave the other rank waiting
+        same_on_every_rank(params_of(model))
+        same_on_every_rank(buffers_of(model))
+        close(params_of(model), params_of(ref))
+        if R == 0:   # rank 1's buffers held its own last update until the eval forward
+            close(trained, buffers_of(ref))
+        assert int(model[1].num_batches_tracked) == steps
+        close([out], [ref_eval])
+        assert len(ddp._buckets) > 1
+        if how != "eager":   # split at the buckets, BatchNorm's writes and all
+            assert graphs == len(ddp._buckets), (graphs, len(ddp._buckets))
+
+
 @check
 def state_dict_has_the_module_prefix():
     from numtorch.nn.parallel import consume_prefix_in_state_dict_if_present
