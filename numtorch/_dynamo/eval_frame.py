@@ -276,6 +276,14 @@ def _resume_caller(rcode, ctx, compiled=True):
     name = rcode.co_name
 
     def call(G, C, *args):
+        if compiled and not _disabled[0]:
+            # the hit loop of run_frame (Note [Cache hit path]) without making the function:
+            # a resume code takes exactly its positional slots
+            cache = _CACHES.get((rcode, ctx))
+            if cache is not None:
+                for e in cache.entries:
+                    if e.guard(args, G, C):
+                        return e.run(args, G, C)
         f = types.FunctionType(rcode, G, name, None, tuple(C) or None)
         if compiled:
             return run_frame(f, args, {}, ctx)

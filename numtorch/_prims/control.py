@@ -11,10 +11,13 @@ runs that.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .._core import ir as _ir
 from .._core import primitive as _prim
 from .._core.primitive import Primitive, bind
 from .._core.runner import runner
+from .._core.tensor import wrap_array as _wrap_array
 
 # Note [Region rules]
 # Each rule traces a new graph from the region's graph with the ordinary transforms and
@@ -161,11 +164,7 @@ def call_graph(graph, args):
     """Run ``graph`` on the tensors ``args`` as one ``graph_call``; returns its outputs."""
     closed = graph._closed or graph.closed()
     region, consts, positions = closed
-    flags = region.cache.get("flags")
-    if flags is None:
-        flags = region.cache["flags"] = (region.has_effects() or any(
-            getattr(p, "eager_only", False) for n in region.nodes for p in n.params.values()),
-            _draws(region))
+    flags = region.cache.get("flags") or _flags(region)
     if flags[0] or (flags[1] and _prim.STACK):
         # Effects are not a pure region; nor is a node whose rules only run eagerly (a
         # classic forward(ctx, ...) autograd.Function: Note [Classic ctx]), since a
@@ -181,6 +180,69 @@ def call_graph(graph, args):
     for i, o in zip(positions, outs):
         result[i] = o
     return tuple(result)
+
+
+def _flags(region):
+    """(not a pure region: it writes an operand or holds an eager-only node, draws random
+    numbers), cached on ``region``."""
+    flags = region.cache["flags"] = (region.has_effects() or any(
+        getattr(p, "eager_only", False) for n in region.nodes for p in n.params.values()),
+        _draws(region))
+    return flags
+
+
+# Note [Direct region calls]
+# Outside every transform and with no input that autograd records (none requires grad, or
+# grad mode is off), `graph(*args)` ends in `graph_call`'s impl: the runner on the inputs'
+# arrays. The path there (Graph.__call__'s checks, call_graph, bind's scan of the operands,
+# eval_bind) costs about 2 µs a call, as much as a small graph's whole run, and a compiled
+# function with breaks (the FAQ's toy_example) calls three graphs. `direct_caller` returns
+# a function that takes that case straight to the runner, with the same input check and the
+# same output wrapping (wrap_array, as eval_bind), and hands every other case (a transform
+# active, an input or a captured constant to differentiate, a meta or traced payload, a
+# wrong input, which the slow path reports) to `graph(*args)`. A graph that is not a pure
+# region (writes, eager-only nodes) or has symbolic sizes always takes `graph(*args)`.
+def direct_caller(graph):
+    """A function equal to ``graph(*args)`` that skips ``bind`` when nothing needs it
+    (Note [Direct region calls])."""
+    if graph.shape_env is not None:
+        return graph.__call__
+    region, consts, positions = graph._closed or graph.closed()
+    if (region.cache.get("flags") or _flags(region))[0]:
+        return graph.__call__
+    types = tuple((v.shape, v.dtype) for v in graph.inputs)
+    n_in, whole, outputs = len(types), region is graph, graph.outputs
+    stack, grad_mode, ndarray, wrap_array = _prim.STACK, _prim.grad_mode, np.ndarray, _wrap_array
+
+    def call(*args):
+        if stack or len(args) != n_in:
+            return graph(*args)
+        grad = grad_mode[0]
+        arrays = []
+        for c in consts:   # read per call (Note [Captured tensors are read per call])
+            d = c._data
+            if d.__class__ is not ndarray or (grad and c._requires_grad):
+                return graph(*args)
+            arrays.append(d)
+        for a, (shape, dtype) in zip(args, types):
+            d = getattr(a, "_data", None)
+            if d.__class__ is not ndarray or d.shape != shape or d.dtype != dtype or \
+                    (grad and a._requires_grad):
+                return graph(*args)
+            arrays.append(d)
+        run = region._compiled
+        if run is None:
+            run = region.cache.get("runner")
+            if run is None:
+                run = region.cache["runner"] = runner(region)
+        outs = run(*arrays)
+        if whole:
+            return tuple([wrap_array(o) for o in outs])
+        result = list(outputs)
+        for i, o in zip(positions, outs):
+            result[i] = wrap_array(o)
+        return tuple(result)
+    return call
 
 
 def _draws(graph):
