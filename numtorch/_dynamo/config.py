@@ -12,5 +12,6 @@ automatic_dynamic_shapes = True
 assume_static_by_default = True
 # DistributedDataParallel under compile (ddp_optimizer.py): split a DDP module's graphs at
 # its gradient-bucket boundaries so each bucket's all-reduce overlaps the rest of backward.
-# True/"ddp_optimizer" or False/"no_optimization" (PyTorch's other modes are not built).
+# PyTorch's values: True/"ddp_optimizer", False/"no_optimization", "python_reducer",
+# "python_reducer_without_compiled_forward" (Note [optimize_ddp modes] in ddp_optimizer.py).
 optimize_ddp = True

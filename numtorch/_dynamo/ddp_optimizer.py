@@ -30,12 +30,28 @@ changes). Not split: graphs with symbolic sizes (pieces would need their own sym
 tables), graphs returning a captured constant, and graphs where a piece writes a value
 another piece reads (the write's order against the read would depend on the backend).
 
-The split applies when ``config.optimize_ddp`` is on (PyTorch's flag: True or
-"ddp_optimizer"; False or "no_optimization" turn it off) and the graph reads parameters of
-a live ``DistributedDataParallel``. PyTorch decides instead by a flag set while DDP's
+The split applies when ``config.optimize_ddp`` selects it (Note [optimize_ddp modes]) and
+the graph reads parameters of a live ``DistributedDataParallel``. PyTorch decides instead by a flag set while DDP's
 forward runs; here the parameters themselves say which DDP a graph belongs to (see Note
 [DDP under compile] in nn/parallel/distributed.py for how ``compile(ddp)`` captures the
 wrapped module's forward).
+
+Note [optimize_ddp modes]
+``config.optimize_ddp`` takes PyTorch 2.13's values (``optimize_ddp_mode`` normalizes them
+as ``torch._dynamo.utils.get_optimize_ddp_mode`` does):
+- True or "ddp_optimizer" (the default): graphs of a DDP module are split at its buckets.
+- False or "no_optimization": one graph; DDP's bucket all-reduces start when the compiled
+  region's single backward node has produced every gradient, so nothing overlaps.
+- "python_reducer_without_compiled_forward": PyTorch accepts it and, in 2.13, nothing reads
+  it, so it acts as "no_optimization"; the same here.
+- "python_reducer": read by ``DistributedDataParallel`` at construction, as in PyTorch: no
+  buckets and no reducer; each parameter's post-accumulate-grad hook averages that one
+  gradient with its own all-reduce (PyTorch's ``_register_accum_grad_hook``), and the
+  forward does not broadcast buffers. The graph is not split. PyTorch designed this mode for
+  compiled autograd, which traces those per-parameter all-reduces into the compiled backward
+  and fuses them into buckets; numtorch has no compiled autograd, so here (as in PyTorch
+  without it) each parameter is one blocking all-reduce, after the gradients exist: correct,
+  without overlap, and slower than the default for models with many parameters.
 """
 from __future__ import annotations
 
@@ -66,14 +82,23 @@ def ddp_aware(backend):
     return compile_fn
 
 
-def _split_enabled():
+MODES = ("ddp_optimizer", "python_reducer", "python_reducer_without_compiled_forward",
+         "no_optimization")
+
+
+def optimize_ddp_mode():
+    """``config.optimize_ddp`` as one of ``MODES`` (Note [optimize_ddp modes])."""
     mode = config.optimize_ddp
-    if mode in (True, "ddp_optimizer"):
-        return True
-    if mode in (False, "no_optimization"):
-        return False
-    raise ValueError(f"numtorch._dynamo.config.optimize_ddp must be True, False, "
-                     f"'ddp_optimizer' or 'no_optimization', got {mode!r}")
+    if mode is True or mode is False:
+        return "ddp_optimizer" if mode else "no_optimization"
+    if isinstance(mode, str) and mode in MODES:
+        return mode
+    raise ValueError(f"numtorch._dynamo.config.optimize_ddp must be True, False or one of "
+                     f"{', '.join(map(repr, MODES))}, got {mode!r}")
+
+
+def _split_enabled():
+    return optimize_ddp_mode() == "ddp_optimizer"
 
 
 def _owning_ddp(graph):

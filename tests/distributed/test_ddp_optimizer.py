@@ -77,14 +77,28 @@ def test_optimize_ddp_is_a_config_flag():
     assert torch._dynamo.config.optimize_ddp is True
 
 
-def test_optimize_ddp_rejects_modes_it_does_not_have():
-    from numtorch._dynamo.ddp_optimizer import _split_enabled
-    old = torch._dynamo.config.optimize_ddp
-    try:
-        torch._dynamo.config.optimize_ddp = "python_reducer"
-        with pytest.raises(ValueError, match="optimize_ddp must be"):
-            _split_enabled()
-        torch._dynamo.config.optimize_ddp = "no_optimization"
-        assert _split_enabled() is False
-    finally:
-        torch._dynamo.config.optimize_ddp = old
+@pytest.mark.parametrize("value, mode", [
+    (True, "ddp_optimizer"), (False, "no_optimization"), ("ddp_optimizer", "ddp_optimizer"),
+    ("no_optimization", "no_optimization"), ("python_reducer", "python_reducer"),
+    ("python_reducer_without_compiled_forward", "python_reducer_without_compiled_forward")])
+def test_optimize_ddp_takes_pytorchs_values(monkeypatch, value, mode):
+    # Note [optimize_ddp modes]: only "ddp_optimizer" splits graphs
+    from numtorch._dynamo.ddp_optimizer import _split_enabled, optimize_ddp_mode
+    monkeypatch.setattr(torch._dynamo.config, "optimize_ddp", value)
+    assert optimize_ddp_mode() == mode
+    assert _split_enabled() is (mode == "ddp_optimizer")
+
+
+def test_optimize_ddp_modes_are_pytorchs():
+    torch_ = pytest.importorskip("torch")
+    from numtorch._dynamo.ddp_optimizer import MODES
+    assert set(MODES) == set(torch_._dynamo.utils._ddp_optimization_mode)
+
+
+@pytest.mark.parametrize("value", ["fast", 1, None])
+def test_optimize_ddp_rejects_other_values(monkeypatch, value):
+    from numtorch._dynamo.ddp_optimizer import optimize_ddp_mode
+    monkeypatch.setattr(torch._dynamo.config, "optimize_ddp", value)
+    with pytest.raises(ValueError, match="optimize_ddp must be True, False or one of "
+                                         "'ddp_optimizer', 'python_reducer'"):
+        optimize_ddp_mode()

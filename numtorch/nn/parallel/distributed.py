@@ -42,6 +42,7 @@ from ..._core.tensor import Tensor, wrap
 from ...autograd import engine
 from ...autograd.grad_mode import is_grad_enabled
 from ..._dynamo.api import disable as _dynamo_disable
+from ..._dynamo.ddp_optimizer import optimize_ddp_mode
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel", "consume_prefix_in_state_dict_if_present"]
@@ -126,7 +127,12 @@ class DistributedDataParallel(Module):
         self._params = [p for _, p in named]
         self._verify_same_shapes_across_ranks()
         self._sync_module_states(list(module.parameters()) + list(module.buffers()))
-        self._build_buckets()
+        # Note [optimize_ddp modes] in _dynamo/ddp_optimizer.py: read once, as PyTorch does
+        self._use_python_reducer = optimize_ddp_mode() == "python_reducer"
+        if self._use_python_reducer:
+            self._buckets, self._where = [], {}
+        else:
+            self._build_buckets()
         # weak: a dropped DDP must not stay alive (and hooked) through its parameters
         me = weakref.ref(self)
         hook = lambda p: (lambda ddp: ddp is not None and ddp._grad_ready(p))(me())  # noqa: E731
@@ -206,6 +212,8 @@ class DistributedDataParallel(Module):
 
     # -- forward ----------------------------------------------------------------------
     def forward(self, *inputs, **kwargs):
+        if self._use_python_reducer:   # no reducer to prepare, no buffer broadcast
+            return self.module(*inputs, **kwargs)
         self._pre_forward()
         out = self.module(*inputs, **kwargs)
         self._post_forward(out)
@@ -272,6 +280,9 @@ class DistributedDataParallel(Module):
 
     # -- backward: hooks, launches, the final wait ---------------------------------------
     def _grad_ready(self, p):
+        if self._use_python_reducer:
+            self._reduce_one(p)
+            return
         if not self._armed:
             return
         if not self._started:
@@ -298,6 +309,26 @@ class DistributedDataParallel(Module):
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready_buckets()
+
+    def _reduce_one(self, p):
+        """optimize_ddp="python_reducer" (Note [optimize_ddp modes]): average ``p``'s gradient
+        with its own all-reduce, as soon as it has been accumulated. The all-reduce is the
+        checked one: nothing here guarantees that the ranks reduce the same parameters."""
+        if not self.require_backward_grad_sync or p._grad is None:
+            return
+        avg = p._grad._data / self._pg.size()   # a fresh contiguous array
+        _dist().all_reduce(wrap(avg), group=self.process_group)
+        self._set_grad(p, avg)
+
+    @staticmethod
+    def _set_grad(p, avg):
+        """Write the averaged gradient ``avg`` into ``p.grad`` (in place where it can)."""
+        if p._grad is not None and p._grad._data.flags.writeable \
+                and p._grad._data.shape == avg.shape:
+            p._grad._data[...] = avg
+            p._grad._version_counter.value += 1
+        else:
+            p._grad = wrap(avg.copy())
 
     def _launch_ready_buckets(self):
         dist = _dist()
@@ -346,12 +377,8 @@ class DistributedDataParallel(Module):
             avg = bucket.slot(i)
             if self.gradient_as_bucket_view:
                 p._grad = wrap(avg)
-            elif p._grad is not None and p._grad._data.flags.writeable \
-                    and p._grad._data.shape == avg.shape:
-                p._grad._data[...] = avg
-                p._grad._version_counter.value += 1
             else:
-                p._grad = wrap(avg.copy())
+                self._set_grad(p, avg)
 
     def __del__(self):
         for h in getattr(self, "_hooks", ()):

@@ -262,6 +262,51 @@ def optimize_ddp_false_compiles_one_graph():
           [p.grad.numpy() for p in ref.parameters()])
 
 
+@check
+def optimize_ddp_python_reducer_modes():
+    # Note [optimize_ddp modes]: "python_reducer_without_compiled_forward" acts as
+    # "no_optimization" (one graph); "python_reducer" makes DDP average each gradient with
+    # its own all-reduce from its hook (no buckets, no graph split, no buffer broadcast in
+    # forward), eagerly and under compile, and still trains like one process
+    x, y = batch(0)
+    old, reduced = torch._dynamo.config.optimize_ddp, []
+    all_reduce = dist.all_reduce
+
+    def spy(tensor, *args, **kwargs):
+        reduced.append(tuple(tensor.shape))
+        return all_reduce(tensor, *args, **kwargs)
+    try:
+        torch._dynamo.config.optimize_ddp = "python_reducer_without_compiled_forward"
+        ddp, backend = DDP(mlp(seed=R), bucket_cap_mb=0.0005), Counting()
+        train(torch.compile(ddp, backend=backend), ddp, steps=2)
+        plain_graphs, plain_buckets = len(backend.graphs), len(ddp._buckets)
+        close(params_of(ddp.module), params_of(train_reference(2)))
+
+        torch._dynamo.config.optimize_ddp = "python_reducer"
+        dist.all_reduce = spy
+        for compiled in (False, True):
+            ddp, backend = DDP(mlp(seed=R), bucket_cap_mb=0.0005), Counting()
+            train(torch.compile(ddp, backend=backend) if compiled else ddp, ddp)
+            close(params_of(ddp.module), params_of(train_reference(4)))
+            same_on_every_rank(params_of(ddp.module))
+            assert ddp._use_python_reducer and ddp._buckets == []
+            assert len(backend.graphs) == int(compiled)
+        # one all-reduce per parameter and backward, in the order backward makes the grads
+        shapes = [tuple(p.shape) for p in mlp(0).parameters()]
+        assert len(reduced) == 8 * len(shapes) and set(reduced) == set(shapes), reduced
+        # no_sync: no all-reduce; buffers are not broadcast by forward (as in PyTorch)
+        del reduced[:]
+        ddp = DDP(WithBuffer(value=2.0))
+        ddp.module.scale.fill_(10.0 + R)
+        with ddp.no_sync():
+            ddp(torch.ones(2, 5, dtype=torch.float64)).sum().backward()
+        assert reduced == [] and ddp.module.scale.tolist() == [10.0 + R] * 3
+    finally:
+        torch._dynamo.config.optimize_ddp = old
+        dist.all_reduce = all_reduce
+    assert (plain_graphs, plain_buckets) == (1, 3)
+
+
 class Branchy(nn.Module):
     """``extra`` is used only when ``use_extra``; ``never`` is never used."""
 
