@@ -43,13 +43,30 @@ step, so it lives until MPI has completed the request.
 Note [Checking that ranks agree]
 Before each collective the ranks all-reduce (MIN) a 32-bit signature of what they are
 about to do — the operation, shapes, dtypes, root and reduce op — together with its
-negation, so one small MPI call tells every rank whether all signatures were equal. If not,
-every rank learns it at the same moment, the ranks exchange their descriptions and all
-raise the same clear error naming what differs ("rank 0: all_reduce float64 (3,); rank 1:
-all_reduce float64 (4,)"), where MPI alone would truncate, corrupt or hang. PyTorch does
-this only under TORCH_DISTRIBUTED_DEBUG=DETAIL; here it is on by default because it costs
-one 16-byte all-reduce, negligible beside the payloads (see benchmarks/distributed.py), and
-``NUMTORCH_DISTRIBUTED_CHECKS=0`` turns it off.
+negation, so one small MPI call tells every rank whether all signatures were equal (the MIN
+of -h is minus the MAX of h). If not, every rank learns it at the same moment, the ranks
+exchange their descriptions and all raise the same clear error naming what differs ("rank 0:
+all_reduce float64 (3,) ReduceOp.SUM; rank 1: all_reduce float64 (4,) ReduceOp.SUM"), where
+MPI alone would truncate, corrupt or hang. The check cannot ride along with the payload (both
+posted at once): a mismatched collective, once posted, stays pending in MPI and wedges the
+communicator, so the check must finish before the payload is posted — one extra round trip.
+It is kept cheap: the signature is a tuple (dtype, shape, extras) whose CRC-32 is computed
+once per distinct value (``_signatures``; Python's own str hash differs between processes),
+the 16 bytes live in one preallocated array per group, and nothing is pickled unless the
+ranks differ.
+
+Cost, measured on 2 ranks of the shared 2-core machine (1 KB all_reduce, best of 31 repeats
+of 200 calls, load 7-8; benchmarks/distributed.py's 'vs polled' column measures the same
+difference at every size): raw ``Iallreduce`` polled as numtorch polls 2.1-2.2 us; numtorch
+without the check 4.8-5.0 us, with it 7.6-7.9 us. So the check costs ~3 us (a 16-byte
+all-reduce round trip is 1.7 us; the rest is Python). Against the payloads the target counts
+(from 1 MB: raw MPI took ~144 us for 1 MB and ~435 us for 4 MB on the quiet machine) that is
+2% and 0.7%, and numtorch's whole fixed cost, 5.7 us, 4% and 1.3%.
+PyTorch runs such a check only under TORCH_DISTRIBUTED_DEBUG=DETAIL. Here it fits within
+the issue's overhead budget (<= 5% above raw MPI from 1 MB), so it stays on by default: a
+mismatch is a clear error on every rank instead of a hang or silently wrong numbers.
+``NUMTORCH_DISTRIBUTED_CHECKS=0`` turns it off (tests run both modes), and DDP's own bucket
+all-reduces skip it (it verifies its buckets at construction).
 
 Note [A failing rank aborts the job]
 A rank that dies of an uncaught exception leaves the others blocked in their next
