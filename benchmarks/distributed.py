@@ -118,18 +118,20 @@ def bench_ddp(quick, world):
     y = torch.randn(per_rank, 10)
     out = {"model": f"MLP {depth}x{width} float32", "global_batch": global_batch, "runs": []}
     from numtorch.nn.parallel import distributed as ddp_module
-    caps = [None] if world == 1 else ["one", 25, 4, 1, "1 compiled", "1 compiled, no split"]
+    caps = [None] if world == 1 else ["one", 25, 4, 1, "1 compiled", "1 compiled, no split",
+                                      "python_reducer"]
     for cap in caps:
         model = mlp(torch, width, depth)
         compiled = isinstance(cap, str) and "compiled" in cap
-        torch._dynamo.config.optimize_ddp = "no split" not in str(cap)
+        torch._dynamo.config.optimize_ddp = ("python_reducer" if cap == "python_reducer"
+                                             else "no split" not in str(cap))
         if cap == "one":   # a single bucket (no 1 MB first bucket): nothing can overlap
             saved, ddp_module._DEFAULT_FIRST_BUCKET_BYTES = ddp_module._DEFAULT_FIRST_BUCKET_BYTES, 1 << 40
             net = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=1 << 20)
             ddp_module._DEFAULT_FIRST_BUCKET_BYTES = saved
         else:
             net = model if cap is None else nn.parallel.DistributedDataParallel(
-                model, bucket_cap_mb=1 if compiled else cap)
+                model, bucket_cap_mb=1 if compiled else 25 if cap == "python_reducer" else cap)
         # compile(ddp): the graph split at the buckets (numtorch/_dynamo/ddp_optimizer.py)
         # lets each bucket's all-reduce start during backward; without the split, one
         # backward node makes every gradient at the end
@@ -258,16 +260,21 @@ def report_ddp(one, many):
           f"{'allreduce':>9} {'exposed':>8} {'hidden':>7}")
     for run in d["runs"]:
         comm = run["allreduce_alone"]
+        line = (f"{run['bucket_cap_mb']:>13} {run['buckets']:>7} {run['step'] * 1e3:>6.1f}ms "
+                f"{base['step'] / run['step']:>6.2f}x {run['backward'] * 1e3:>7.1f}ms ")
+        if not run["buckets"]:   # python_reducer: its all-reduces run inside backward
+            print(line + f"{'-':>9} {'-':>8} {'-':>7}")
+            continue
         hidden = max(0.0, 1 - run["exposed_wait"] / comm) if comm else 0.0
         run["hidden_fraction"] = hidden
-        print(f"{run['bucket_cap_mb']:>13} {run['buckets']:>7} {run['step'] * 1e3:>6.1f}ms "
-              f"{base['step'] / run['step']:>6.2f}x {run['backward'] * 1e3:>7.1f}ms "
-              f"{comm * 1e3:>7.1f}ms {run['exposed_wait'] * 1e3:>6.1f}ms "
+        print(line + f"{comm * 1e3:>7.1f}ms {run['exposed_wait'] * 1e3:>6.1f}ms "
               f"{hidden * 100:>6.0f}%")
     print("allreduce: the step's bucket all-reduces run alone, ranks in step (what the "
           "communication costs); exposed: what the end-of-backward wait cost inside the step; "
           "hidden = 1 - exposed/allreduce. bucket_cap_mb 'one': the whole model in one bucket; "
-          "'compiled': torch.compile(ddp, backend='aot_eager').")
+          "'compiled': torch.compile(ddp, backend='aot_eager'). python_reducer: "
+          "optimize_ddp='python_reducer', one blocking all-reduce per parameter from its hook, "
+          "no buckets (Note [optimize_ddp modes]).")
 
 
 def main(argv=None):
