@@ -151,6 +151,13 @@ def run_frame(fn, args, kwargs, ctx):
             return fn(*args, **kwargs)
     entry = capture_frame(fn, L, G, C, ctx, reason, cache.frame_state)
     if entry is None:
+        # Note [Frames that cannot compile are skipped]
+        # The frame cannot run compiled (a generator's code, a break that cannot resume,
+        # e.g. inside a @contextmanager block). Capturing again on the next call would
+        # fail the same way, at a capture's cost per call, so the code runs eagerly from
+        # now on, as torch.compile skips such a frame's code. Always correct (eager), at
+        # worst slower for inputs that would have taken a compilable path.
+        cache.skip, cache.skip_reason = True, "the frame cannot be compiled"
         return fn(*args, **kwargs)
     cache.entries.insert(0, entry)
     return entry.run(L, G, C)
