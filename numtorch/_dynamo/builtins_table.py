@@ -62,6 +62,9 @@ def user_code_file(filename) -> bool:
     return not filename.startswith(_PKG)
 
 
+_HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE
+
+
 def user_code(obj) -> bool:
     """Is ``obj`` (a function, class or module) written outside numtorch and the stdlib's C?"""
     if isinstance(obj, types.ModuleType):
@@ -70,8 +73,8 @@ def user_code(obj) -> bool:
             not f.startswith(os.path.dirname(os.__file__))
     if isinstance(obj, type):
         mod = obj.__module__
-        if mod == "builtins":
-            return False
+        if mod == "builtins":   # a builtin type, or a class made by code exec'd without a
+            return bool(obj.__flags__ & _HEAPTYPE)   # __name__: a class statement's is a heap type
         m = sys.modules.get(mod)
         return m is None or user_code(m) if m is not None else True
     if isinstance(obj, types.FunctionType):

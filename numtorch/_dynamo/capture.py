@@ -6,6 +6,7 @@ Must not interpret bytecode (symbolic.py) or generate code (codegen.py).
 """
 from __future__ import annotations
 
+import operator
 import types
 
 import numpy as np
@@ -134,19 +135,22 @@ class Capture:
 
     def note_module(self, module):
         """Record where each parameter and buffer of ``module`` (run natively, so they
-        are captured as constants) is read from, and guard each submodule's ``training``
-        flag: Note [Captured tensors are guarded]."""
+        are captured as constants) is read from (Note [Captured tensors are guarded]), and
+        guard each submodule's state (Note [Library modules' state is guarded])."""
         src = self.source_of.get(id(module))
         if src is None or id(module) in self.tensor_sources:
             return
         self.tensor_sources[id(module)] = src
-        stack = [(module, src)]
+        stack = [(module, src, False)]
         while stack:
-            m, s = stack.pop()
+            m, s, under_native = stack.pop()
             d = m.__dict__
-            # its forward reads self.training (BatchNorm, Dropout): eval() recompiles
-            self.guards.add(f"{s.expr}.training is {bool(m.training)!r}",
-                            f"{s.words}.training == {bool(m.training)}")
+            native = under_native or _runs_natively(m)
+            if native:
+                self._guard_module_state(m, s)
+            else:   # its forward is inlined: what it reads is guarded at its source
+                self.guards.add(f"{s.expr}.training is {bool(m.training)!r}",
+                                f"{s.words}.training == {bool(m.training)}")
             for group in ("_parameters", "_buffers"):
                 for name, t in d.get(group, {}).items():
                     if t is not None:
@@ -154,7 +158,24 @@ class Capture:
             for name, sub in d.get("_modules", {}).items():
                 if sub is not None and id(sub) not in self.tensor_sources:
                     self.tensor_sources[id(sub)] = s.attr("_modules").item(name)
-                    stack.append((sub, self.tensor_sources[id(sub)]))
+                    stack.append((sub, self.tensor_sources[id(sub)], native))
+
+    def _guard_module_state(self, m, s):
+        """One guard on what ``m``'s forward may read besides its tensors: Note [Library
+        modules' state is guarded]."""
+        names, values = [], []
+        for k, v in m.__dict__.items():
+            if k in _MODULE_STATE_SKIPPED or not (k in _FORWARD_HOOKS or _state_value(v)):
+                continue
+            names.append(k)
+            values.append(type(v)(v) if isinstance(v, (list, dict)) else v)   # a snapshot
+        get = self.guards.const(operator.attrgetter(*names, "__class__"))
+        want = self.guards.const((*values, type(m)))
+        shown = ", ".join(f"{k}={v!r}" for k, v in zip(names, values)
+                          if k not in _FORWARD_HOOKS and k != "_modules")
+        self.guards.add(f"{get}({s.expr}) == {want}",
+                        f"{s.words} is still a {type(m).__name__} with the same submodules, "
+                        f"forward hooks and attributes ({shown})")
 
     def guard_constants(self, tensors):
         """Guards on the captured ``tensors`` that are parameters or buffers of a module
@@ -270,6 +291,45 @@ class Capture:
 # the value the forward read, as PyTorch's functionalized graph does, and the buffer keeps
 # its storage (views and references of it stay live). The copy costs one buffer per call
 # (BatchNorm: one float per channel).
+# Note [Library modules' state is guarded]
+# numtorch's own modules run natively in a capture (their forward is not inlined), so the
+# reads of their attributes leave no sources: the graph holds what BatchNorm's momentum and
+# eps, Dropout's p, a Conv's stride or a LeakyReLU's slope were at capture time, the
+# submodules a Sequential held and the forward hooks that ran. Dynamo inlines the forward
+# and guards each attribute it reads; here every such attribute is guarded instead (of each
+# module that runs natively, and of every module under one; a user module whose forward is
+# inlined keeps its sourced guards and one on its training flag): one
+# guard per module compares an attrgetter of its plain attributes (constants, tuples and
+# lists of them, functions and classes, which compare by identity), its ``_modules`` dict
+# (submodules compare by identity), its forward-hook dicts and its class with a snapshot
+# taken at capture. A change recompiles instead of returning stale results. Tensors are
+# guarded separately (Note [Captured tensors are guarded]); attributes of other types
+# (an ndarray, a user object) are not guarded, and are listed in the closing notes as such.
+_FORWARD_HOOKS = frozenset({"_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+                            "_forward_hooks", "_forward_hooks_with_kwargs",
+                            "_forward_hooks_always_called", "_modules"})
+_MODULE_STATE_SKIPPED = frozenset({"_parameters", "_buffers", "_non_persistent_buffers_set",
+                                   "_state_dict_hooks", "_state_dict_pre_hooks",
+                                   "_load_state_dict_pre_hooks",
+                                   "_load_state_dict_post_hooks", "_backward_hooks",
+                                   "_backward_pre_hooks"})
+
+
+def _runs_natively(m):
+    """Whether module ``m`` runs natively when called in a capture (calls.py): numtorch's
+    own modules, and any module with forward hooks."""
+    return not user_code(type(m)) or bool(m._forward_hooks or m._forward_pre_hooks)
+
+
+def _state_value(v, depth=0):
+    """Whether ``v`` compares with ``==`` by value or identity, cheaply and to a bool."""
+    if type(v) in CONSTANT_TYPES:
+        return not (type(v) is float and v != v)     # nan != nan: it would never match
+    if type(v) in (tuple, list) and depth < 2 and len(v) <= 16:
+        return all(_state_value(x, depth + 1) for x in v)
+    return isinstance(v, (types.FunctionType, types.BuiltinFunctionType, type))
+
+
 def _copy_of(t):
     from .._core.tensor import wrap
     return wrap(t._data.copy())

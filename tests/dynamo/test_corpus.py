@@ -71,6 +71,10 @@ def _same(a, b):
         assert a == b
 
 
+# Programs whose second call recompiles, as torch.compile's does (graphs added):
+# module_attribute_counter reads an int attribute it increments, a guarded constant.
+RECOMPILES = {"module_attribute_counter": 1}
+
 CASES = [p[:5] for p in PROGRAMS]
 TORCH_CASES = [p[:3] + (p[5] if len(p) > 5 else p[3:5]) for p in PROGRAMS]
 
@@ -100,7 +104,7 @@ def test_program(name, src, spec, graphs, breaks):
     n_first = len(seen)
     out2, printed2 = _run(cf, _args(spec, numtorch, np.random.default_rng(0)))   # cache hit
     _same(eager_out, out2)
-    assert printed2 == eager_print and len(seen) == n_first
+    assert printed2 == eager_print and len(seen) == n_first + RECOMPILES.get(name, 0)
     with contextlib.redirect_stdout(io.StringIO()):
         e = dynamo.explain(f)(*_args(spec, numtorch, np.random.default_rng(0)))
     assert (e.graph_count, e.graph_break_count) == (graphs, breaks), str(e)
