@@ -106,7 +106,24 @@ class OptimizedModule(Module):
         return own + [a for a in super().__dir__() if a not in own]
 
     def __reduce__(self):
-        return (OptimizedModule, (self.__dict__["_mod"], self.dynamo_ctx))
+        ctx = self.dynamo_ctx
+        if ctx.spec is None:
+            raise TypeError("cannot pickle an OptimizedModule that compile() did not make; "
+                            "pickle its _orig_mod and compile it again after loading")
+        return (_recompiled, (self.__dict__["_mod"], *ctx.spec, ctx.fullgraph, ctx.dynamic))
+
+
+# Note [Pickling a compiled module]
+# A compiled module pickles as its original module and the arguments compile() was given
+# (backend, mode, options, fullgraph, dynamic), and loads as compile(...) of the loaded
+# original: compiled entries are not saved (they hold generated code and, with the
+# inductor, C libraries) and are captured again on the first call, as in PyTorch. The
+# backend is pickled as given: a name, or a function pickled by reference; a lambda or a
+# local function cannot be pickled (pickle's own error names it), as in PyTorch. The
+# looked-up backend (wrapped for DDP, a closure) is never pickled.
+def _recompiled(mod, backend, mode, options, fullgraph, dynamic):
+    return compile(mod, backend=backend, mode=mode, options=options, fullgraph=fullgraph,
+                   dynamic=dynamic)
 
 
 # Note [OptimizedModule is a Module]
@@ -150,7 +167,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                                  mode=mode, options=options, disable=disable)
     if disable:
         return model
-    ctx = CompileContext(lookup_backend(backend, mode, options), fullgraph, dynamic)
+    ctx = CompileContext(lookup_backend(backend, mode, options), fullgraph, dynamic,
+                         spec=(backend, mode, options))
     if isinstance(model, Module):
         return OptimizedModule(model, ctx)
     if not callable(model):

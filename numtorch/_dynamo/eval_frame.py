@@ -48,9 +48,12 @@ log = logging.getLogger("numtorch._dynamo")
 class CompileContext:
     """What one ``compile(...)`` call asked for; keys its cache entries."""
 
-    def __init__(self, backend, fullgraph=False, dynamic=None, name=""):
+    def __init__(self, backend, fullgraph=False, dynamic=None, name="", spec=None):
         self.backend, self.fullgraph, self.dynamic, self.name = backend, fullgraph, dynamic, name
         self.run_only = False
+        # (backend, mode, options) as given to compile(): what a pickled OptimizedModule
+        # stores instead of the looked-up backend (Note [Pickling a compiled module], api.py)
+        self.spec = spec
 
 
 class CacheEntry:

@@ -116,3 +116,49 @@ def test_optimizer_and_state_dict_through_the_compiled_module():
     assert type(restored) is type(om) and restored._orig_mod is not model
     np.testing.assert_allclose(restored(x).detach().numpy(), om(x).detach().numpy(),
                                rtol=1e-6)
+
+
+def _module_level_backend(gm, example_inputs):
+    return gm.forward
+
+
+def _pickling(torch):
+    """What pickling compile(module) does with each kind of backend, as plain values."""
+    import pickle
+    seen = {}
+    for kind, backend in (("default", None), ("named", "eager"),
+                          ("function", _module_level_backend),
+                          ("lambda", lambda gm, ex: gm.forward)):
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())
+        om = torch.compile(m) if backend is None else torch.compile(m, backend=backend)
+        x = torch.ones(4, 3)
+        ref = om(x).detach().numpy()
+        try:
+            loaded = pickle.loads(pickle.dumps(om))
+        except (pickle.PicklingError, AttributeError, TypeError) as e:
+            seen[kind] = ("error", "lambda" in str(e))
+            continue
+        out = loaded(x).detach().numpy()
+        np.testing.assert_allclose(out, ref, rtol=1e-6)
+        seen[kind] = (type(loaded).__name__, type(loaded._orig_mod).__name__,
+                      loaded._orig_mod is not m)
+    return seen
+
+
+def test_pickling_matches_torch():
+    torch = pytest.importorskip("torch")
+    ours = _pickling(numtorch)
+    assert ours["lambda"] == ("error", True)      # pickle's error names the lambda
+    assert ours["function"] == ("OptimizedModule", "Sequential", True)
+    assert ours == _pickling(torch)
+
+
+def test_pickling_a_compiled_module_recompiles_with_the_same_arguments():
+    import pickle
+    m = numtorch.nn.Linear(3, 2)
+    om = numtorch.compile(m, backend=_module_level_backend, dynamic=False, fullgraph=True)
+    loaded = pickle.loads(pickle.dumps(om))
+    ctx = loaded.dynamo_ctx
+    assert ctx.spec == (_module_level_backend, None, None)
+    assert (ctx.fullgraph, ctx.dynamic) == (True, False)
