@@ -37,7 +37,7 @@ PURE_BUILTINS = {builtins.len, builtins.isinstance, builtins.issubclass, builtin
                  builtins.ord, builtins.format}
 PURE_TYPES = {int, float, bool, str, tuple, list, dict, set, frozenset, range, enumerate, zip,
               reversed, slice, complex, type, object}
-MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "update",
+MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "move_to_end",
                     "setdefault", "add", "discard", "sort", "reverse", "popitem",
                     "__setitem__", "__delitem__"}
 _PURE_MODULES = {"math", "operator", "cmath", "_operator"}

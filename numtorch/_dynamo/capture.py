@@ -6,6 +6,7 @@ Must not interpret bytecode (symbolic.py) or generate code (codegen.py).
 """
 from __future__ import annotations
 
+import collections
 import operator
 import types
 
@@ -88,29 +89,33 @@ class Capture:
             g.length(src, real)
             items = [self.wrap(x, src.item(i)) for i, x in enumerate(real)]
             sym = items if type(real) is list else tuple(items)
-        elif type(real) is dict and all(type(k) in (str, int) for k in real):
-            g.dict_keys(src, real)
-            sym = {k: self.wrap(x, src.item(k)) for k, x in real.items()}
-        elif type(real) is dict:      # Note [Dicts keyed by objects]
-            sym, keys = {}, []
-            for i, (k, x) in enumerate(real.items()):
-                if type(k) in CONSTANT_TYPES:
-                    keys.append(repr(k))
-                    sym[k] = self.wrap(x, src.item(k))
-                    continue
-                ks = self.wrapped.get(id(k))
-                ksrc = self.source_of.get(id(ks)) if ks is not None else None
-                if ksrc is None:      # not read another way (yet): the object itself
-                    ksrc = Source(g.const(k), f"key {i} of {src.words}")
-                    ks = self.wrap(k, ksrc)
-                keys.append(ksrc.expr)
-                sym[ks] = self.wrap(x, Source(f"{src.expr}[{ksrc.expr}]",
-                                              f"{src.words}[{ksrc.words}]"))
-            g.dict_key_objects(src, real, keys)
         elif isinstance(real, dict):
-            # a dict subclass (OrderedDict, defaultdict): its own methods are not modelled
-            raise Unsupported(f"a {type(real).__name__} ({src.words})",
-                              "use a plain dict, or use it outside the compiled function")
+            why = dict_subclass_unsupported(type(real), real)
+            if why is not None:
+                raise Unsupported(why, "use a plain dict, or use it outside the compiled function")
+            sym = _empty_like(real)       # Note [Dict subclasses]
+            if all(type(k) in (str, int) for k in real):
+                g.dict_keys(src, real)
+                for k, x in real.items():
+                    sym[k] = self.wrap(x, src.item(k))
+            else:                         # Note [Dicts keyed by objects]
+                keys = []
+                for i, (k, x) in enumerate(real.items()):
+                    if type(k) in CONSTANT_TYPES:
+                        keys.append(repr(k))
+                        sym[k] = self.wrap(x, src.item(k))
+                        continue
+                    ks = self.wrapped.get(id(k))
+                    ksrc = self.source_of.get(id(ks)) if ks is not None else None
+                    if ksrc is None:      # not read another way (yet): the object itself
+                        ksrc = Source(g.const(k), f"key {i} of {src.words}")
+                        ks = self.wrap(k, ksrc)
+                    keys.append(ksrc.expr)
+                    sym[ks] = self.wrap(x, Source(f"{src.expr}[{ksrc.expr}]",
+                                                  f"{src.words}[{ksrc.words}]"))
+                g.dict_key_objects(src, real, keys)
+            if isinstance(real, collections.defaultdict):
+                g.identity(src.attr("default_factory"), real.default_factory)
         elif _fresh_closure(real):
             sym = self._closure_function(real, src)
         elif isinstance(real, (types.FunctionType, types.BuiltinFunctionType, type,
@@ -129,7 +134,7 @@ class Capture:
         self.wrapped[id(real)] = sym
         self.keepalive.append(real)
         self.source_of[id(sym)] = src
-        if sym is not real and type(real) in (list, dict):
+        if sym is not real and isinstance(real, (list, dict)):
             self.preexisting[id(sym)] = real
         return sym
 
@@ -333,6 +338,51 @@ def _state_value(v, depth=0):
 def _copy_of(t):
     from .._core.tensor import wrap
     return wrap(t._data.copy())
+
+
+# Note [Dict subclasses]
+# A dict subclass read from outside (OrderedDict, defaultdict, a user's ``class D(dict)``)
+# becomes a symbolic container of its own type, as a plain dict does: an instance made
+# without __init__ holding the symbolic values, guarded by its type and keys (and, for a
+# defaultdict, its default_factory). Its C methods then run on it for real (move_to_end,
+# popitem, items, ...), its Python methods are inlined, and mutations are replayed on the
+# real one. A defaultdict's missing key runs default_factory (inlined when it is the
+# user's) and is a store like any other (symbolic.py, BINARY_SUBSCR). Not traced, and a
+# graph break naming why: a subclass that overrides one of dict's methods in Python
+# (``__getitem__``, ``__missing__``, ``get``, ...: C code would call it natively on
+# symbolic values; collections.Counter is one), and an instance with attributes of its own.
+_DICT_METHODS = frozenset(dir(dict)) - {
+    "__init__", "__repr__", "__str__", "__doc__", "__module__", "__dict__", "__weakref__",
+    "__class_getitem__", "__init_subclass__", "__subclasshook__", "__format__"}
+
+
+def dict_subclass_unsupported(cls, real=None):
+    """Why an instance of dict subclass ``cls`` (``real``, if given) is not traced, or None."""
+    if cls is dict:
+        return None
+    for klass in cls.__mro__:
+        if klass in (dict, object, collections.OrderedDict, collections.defaultdict):
+            continue
+        for name, attr in vars(klass).items():
+            if name in _DICT_METHODS and isinstance(attr, (types.FunctionType, classmethod,
+                                                            staticmethod, property)):
+                return (f"a {cls.__name__}, which overrides dict.{name} in Python "
+                        f"({klass.__qualname__})")
+    if real is not None and getattr(real, "__dict__", None):
+        return f"a {cls.__name__} with instance attributes ({', '.join(vars(real))})"
+    return None
+
+
+def _empty_like(real):
+    """A new, empty container of ``real``'s dict type, made without its __init__."""
+    cls = type(real)
+    if cls is dict:
+        return {}
+    if isinstance(real, collections.defaultdict):
+        new = cls.__new__(cls)
+        new.default_factory = real.default_factory
+        return new
+    return cls.__new__(cls)
 
 
 # Note [Dicts keyed by objects]

@@ -17,6 +17,7 @@ This file must not generate code or know about backends.
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import inspect
 import math
@@ -34,10 +35,15 @@ from .builtins_table import user_code_file
 from .builtins_table import (PURE_BUILTINS, MUTATING_METHODS, BINARY_OPS, COMPARE_OPS,
                              UNARY_OPS, is_numtorch_callable, user_code)
 from .backends import CallSite
-from .capture import Capture, _has_trace, _is_module
+from .capture import Capture, _has_trace, _is_module, dict_subclass_unsupported
 from .values import (NULL, UNBOUND, _UNBOUND, GradExit, LazyArg, SymCell, SymFunction,
                      SymIterator, SymRaise, Unsupported, _MAX_YIELDS, call_operands)
 
+
+_od = collections.OrderedDict()
+_ITERABLE_VIEWS = (zip, enumerate, reversed, map, filter, type({}.items()), type({}.keys()),
+                   type({}.values()), type(_od.items()), type(_od.keys()), type(_od.values()),
+                   type(reversed(_od)))
 
 class Frame:
     """One symbolic frame: the top-level one (``parent`` None) or an inlined call."""
@@ -289,7 +295,7 @@ class Frame:
         if isinstance(obj, types.ModuleType) and not user_code(obj):
             return real          # library modules: their attributes are not guarded
         src = cap.source_of.get(id(obj))
-        if src is None or type(obj) in (list, dict, tuple, set):
+        if src is None or type(obj) in (list, tuple, set) or isinstance(obj, dict):
             return real
         if isinstance(real, types.MethodType) and real.__self__ is obj:
             return real          # bound method: identity of the function is guarded below
@@ -398,8 +404,7 @@ class Frame:
                 self.unsupported("iteration over a 0-d tensor", "index it instead")
             return [v[i] for i in range(v.shape[0])]
         if isinstance(v, (list, tuple, str, range, dict, set, frozenset, bytes)) or \
-                type(v) in (zip, enumerate, reversed, map, filter, type({}.items()),
-                            type({}.keys()), type({}.values())):
+                type(v) in _ITERABLE_VIEWS:
             if type(v) in (map, filter):
                 self.unsupported("map/filter objects", "use a list comprehension")
             return list(v)
@@ -433,6 +438,7 @@ class Frame:
         for a in args:
             if not (self.cap.is_trace(a) or type(a) in CONSTANT_TYPES or
                     type(a) in (list, tuple, dict, set, slice, frozenset) or
+                    isinstance(a, dict) and dict_subclass_unsupported(type(a)) is None or
                     isinstance(a, Tensor) or not user_code(type(a))):
                 dunder = what
                 self.unsupported(f"operator {dunder} on a user-defined {type(a).__name__}",
@@ -478,6 +484,12 @@ class Frame:
         k, c = self.pop(), self.pop()
         if isinstance(c, dict) and type(c) is dict:
             self.push(c[k])
+        elif isinstance(c, collections.defaultdict) and c.default_factory is not None and \
+                not self.cap.is_trace(k) and k not in c:
+            # a missing key: default_factory's value is stored (Note [Dict subclasses])
+            v = self.call(c.default_factory, [], {})
+            self.setitem(c, k, v)
+            self.push(v)
         else:
             self.push(self._apply(operator.getitem, (c, k), "[]"))
 
