@@ -84,7 +84,11 @@ class _BatchNorm(_NormBase):
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:
-                factor = 1.0 / float(self.num_batches_tracked)
+                # 1 / num_batches_tracked as a float64 0-d tensor, not a Python float: the
+                # same value in the update (float32 statistics round it as they would the
+                # float), and no float() of a tensor, so compile captures it in the graph
+                # (it was a graph break) and vmap over batched buffers can run it
+                factor = 1.0 / self.num_batches_tracked.to(_dt.float64)
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_running = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if use_running else None,
