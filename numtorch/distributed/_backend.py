@@ -52,7 +52,7 @@ about to do — the operation, shapes, dtypes, root and reduce op — together w
 negation, so one small MPI call tells every rank whether all signatures were equal (the MIN
 of -h is minus the MAX of h). If not, every rank learns it at the same moment, the ranks
 exchange their descriptions and all raise the same clear error naming what differs ("rank 0:
-all_reduce float64 (3,) ReduceOp.SUM; rank 1: all_reduce float64 (4,) ReduceOp.SUM"), where
+all_reduce float64 (3,) SUM; rank 1: all_reduce float64 (4,) SUM"), where
 MPI alone would truncate, corrupt or hang. The check cannot ride along with the payload (both
 posted at once): a mismatched collective, once posted, stays pending in MPI and wedges the
 communicator, so the check must finish before the payload is posted — one extra round trip.
@@ -411,44 +411,49 @@ class ProcessGroup:
 
     def _run_inline(self, name, post, signature):
         deadline = time.monotonic() + self.timeout
-        steps = self._steps(name, post, signature)
         try:
-            for request in steps:
+            if signature is not None and _checks_enabled and self._size > 1:
+                h, request = self._post_agreement(name, signature)
                 if not _poll(request, deadline):
-                    # MPI still holds the operation: the thread completes it once the other
-                    # ranks join, so the ranks' sequences of collectives stay aligned
-                    rest = lambda r=request: (r.Wait(), [q.Wait() for q in steps])  # noqa: E731
-                    _world.thread.submit(Work(name, self), rest, first=True)
-                    raise _timed_out(name, self, self.timeout)
+                    self._abandon(name, request, lambda: (self._verify(name, signature, h),
+                                                          _complete(post)))
+                self._verify(name, signature, h)
+            request, finish = post()
+            if not _poll(request, deadline):
+                self._abandon(name, request, finish)
+            finish()
         except DistBackendError:
             raise
         except Exception as e:  # noqa: BLE001 — reported as wait() reports it
             raise DistBackendError(f"{name} failed on rank {_world.rank}: {e}") from e
 
-    def _steps(self, name, post, signature):
-        """The inline collective as the MPI requests to wait for, in order (a generator)."""
-        if _checks_enabled and signature is not None and self._size > 1:
-            yield from self._agreement(name, signature)
-        request, finish = post()
-        yield request
-        finish()
+    def _abandon(self, name, request, rest):
+        """An inline collective timed out. MPI still holds ``request``: the thread waits for
+        it, then runs ``rest`` (the collective's remaining steps), once the other ranks join,
+        so the ranks' sequences of collectives stay aligned. Raises the timeout error."""
+        _world.thread.submit(Work(name, self), lambda: (request.Wait(), rest()), first=True)
+        raise _timed_out(name, self, self.timeout)
 
     def _check_agreement(self, name, signature):
-        for request in self._agreement(name, signature):
-            request.Wait()
+        h, request = self._post_agreement(name, signature)
+        request.Wait()
+        self._verify(name, signature, h)
 
-    def _agreement(self, name, signature):
-        """Note [Checking that ranks agree]: yields the signature all-reduce's request, then
-        raises if the signatures differ."""
+    def _post_agreement(self, name, signature):
+        """Note [Checking that ranks agree]: starts the all-reduce (MIN) of the signature's
+        hash and of its negation; returns the hash and the MPI request."""
         h = _signatures.get((name, signature))
         if h is None:
             h = _signature_hash(name, signature)
         both = self._agree
         both[0] = h
         both[1] = -h
-        MPI = _MPI
-        yield self.comm.Iallreduce(MPI.IN_PLACE, both, op=MPI.MIN)
-        if both[0] != h or both[1] != -h:
+        return h, self.comm.Iallreduce(_MPI.IN_PLACE, both, op=_MPI.MIN)
+
+    def _verify(self, name, signature, h):
+        """After ``_post_agreement``'s request completed: raise unless every rank had ``h``."""
+        low, minus_high = self._agree.tolist()
+        if low != h or minus_high != -h:
             everyone = self.comm.allgather(_describe(name, signature))
             lines = "; ".join(f"rank {r}: {t}" for r, t in zip(self.ranks, everyone))
             raise ValueError(f"the ranks of the group called different collectives or passed "

@@ -89,7 +89,7 @@ def _bytes(a):
     return a.reshape(-1).view(np.uint8)
 
 
-_plans = {}   # (op, dtype) -> _reduce_plan's answer: built once, looked up per call
+_plans = {}   # (op name, dtype) -> _reduce_plan's answer: built once, looked up per call
 
 
 def _reduce_plan(op, dtype, fn):
@@ -101,9 +101,10 @@ def _reduce_plan(op, dtype, fn):
     if not isinstance(op, ReduceOp):
         raise TypeError(f"{fn}(): op must be a ReduceOp (ReduceOp.SUM, AVG, PRODUCT, MIN, MAX, "
                         f"BAND, BOR, BXOR), got {op!r}")
-    plan = _plans.get((op, dtype))
+    key = (op._name_, dtype)   # a str key: a ReduceOp's own hash is Python code
+    plan = _plans.get(key)
     if plan is None:
-        plan = _plans[(op, dtype)] = _make_reduce_plan(op, dtype, fn)
+        plan = _plans[key] = _make_reduce_plan(op, dtype, fn)
     return plan
 
 
@@ -182,7 +183,7 @@ def _all_reduce(tensor, op, group, async_op, check):
         if work is not a:
             a[...] = work
     tensor._version_counter.value += 1
-    return pg.run("all_reduce", None, (a.dtype, a.shape, op) if check else None, async_op, post)
+    return pg.run("all_reduce", None, (a.dtype, a.shape, op._name_) if check else None, async_op, post)
 
 
 def broadcast(tensor, src, group=None, async_op=False):
@@ -223,7 +224,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
             a[...] = work
     if is_root:
         _bump(tensor)
-    return pg.run("reduce", None, _sig(a, op, f"dst={dst}"), async_op, post)
+    return pg.run("reduce", None, _sig(a, op._name_, f"dst={dst}"), async_op, post)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -292,7 +293,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                          f"of output ({out.size}), got {inp.size}")
     post = _reduce_scatter_block(pg, fn, out, inp, op)
     _bump(output)
-    return pg.run(fn, None, _sig(inp, op), async_op, post)
+    return pg.run(fn, None, _sig(inp, op._name_), async_op, post)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -306,7 +307,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     inp = np.stack(ins) if ins else np.empty((0,) + out.shape, out.dtype)
     post = _reduce_scatter_block(pg, fn, out, inp, op)
     _bump(output)
-    return pg.run(fn, None, _sig(out, op), async_op, post)
+    return pg.run(fn, None, _sig(out, op._name_), async_op, post)
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
