@@ -15,6 +15,7 @@ import builtins
 import contextlib
 import functools
 import inspect
+import itertools
 import types
 
 from .._core.tensor import Tensor
@@ -118,6 +119,15 @@ def call_function(frame, fn, args, kwargs):
     if fn in (builtins.map, builtins.filter, builtins.sorted, builtins.min, builtins.max) \
             and (fn in (builtins.map, builtins.filter) or "key" in kwargs):
         return _higher_order(frame, fn, args, kwargs)
+    if fn in _ITERTOOLS and not any(_user_callable(a) for a in list(args) + list(kwargs.values())):
+        # Note [itertools and reduce]: the combinators' items, computed now over the
+        # symbolic items of their iterables, as a symbolic iterator
+        from .values import SymIterator
+        n_iterables = 0 if fn is itertools.repeat else 1 if fn is itertools.islice else len(args)
+        cols = [frame.iterate(a) if i < n_iterables else a for i, a in enumerate(args)]
+        return SymIterator(list(fn(*cols, **kwargs)))
+    if fn is functools.reduce:
+        return _reduce(frame, *args, **kwargs)
     if fn in (builtins.enumerate, builtins.zip, builtins.reversed, builtins.sorted,
               builtins.sum, builtins.min, builtins.max, builtins.any, builtins.all,
               builtins.list, builtins.tuple) and args:
@@ -226,6 +236,34 @@ def _super(frame, args):
     if first.__class__.__name__ == "LazyArg":
         first = frame.locals[0] = frame.cap.wrap(first.value, first.source)
     return builtins.super(cell[2].cell_contents, first)
+
+
+# Note [itertools and reduce]
+# itertools' combinators are C iterators over their arguments' items: with those items
+# symbolic (trace tensors, lists of them) they run now, at capture, on the symbolic items
+# and their results become a symbolic iterator, as map/filter do (the items are only
+# rearranged, never computed, so nothing is baked in). Their iterable arguments are the
+# frame's iterables (repeat's object and islice's bounds are taken as they are); a user function among
+# them (accumulate's func, starmap's) is a graph break. functools.reduce calls its
+# function (inlined when it is the user's) along the items, as a loop would.
+_ITERTOOLS = {itertools.chain, itertools.chain.from_iterable, itertools.product,
+              itertools.permutations, itertools.combinations,
+              itertools.combinations_with_replacement, itertools.islice, itertools.repeat,
+              itertools.zip_longest, itertools.pairwise}
+
+
+def _reduce(frame, function, iterable, *initial):
+    items = list(frame.iterate(iterable))
+    if initial:
+        acc = initial[0]
+    elif items:
+        acc = items.pop(0)
+    else:
+        frame.unsupported("reduce() of an empty iterable with no initial value",
+                          "give reduce an initial value")
+    for x in items:
+        acc = frame.call(function, [acc, x], {})
+    return acc
 
 
 def _higher_order(frame, fn, args, kwargs):

@@ -204,6 +204,24 @@ class Frame:
             self.push(NULL)
         self.push(self.load_global(name))
 
+    def IMPORT_NAME(self, inst):
+        # an import inside the compiled function runs now, at capture, as Dynamo does: the
+        # module is a constant of the graph's code (importing again at run time would
+        # find the same module in sys.modules)
+        fromlist, level = self.pop(), self.pop()
+        try:
+            mod = builtins.__import__(inst.argval, self.f_globals, None, fromlist, level)
+        except ImportError as e:
+            self.unsupported(f"import {inst.argval} failed: {e}", "import it at module level")
+        self.push(mod)
+
+    def IMPORT_FROM(self, inst):
+        mod = self.stack[-1]
+        if not hasattr(mod, inst.argval):
+            self.unsupported(f"from {mod.__name__} import {inst.argval}: no such name",
+                             "import it at module level")
+        self.push(getattr(mod, inst.argval))
+
     def load_global(self, name):
         cap = self.cap
         if self.f_globals is cap.G and name in cap.global_overlay:

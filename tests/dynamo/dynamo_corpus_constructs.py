@@ -318,4 +318,24 @@ def f(x):
         raise ValueError("boom")
     return y * 2, log
 """, ["t:4"], 1, 0),
+    ("itertools_chain_and_product", """
+import itertools
+def f(x, y):
+    for t in itertools.chain([x], [y * 2]):
+        x = x + t
+    for i, j in itertools.product(range(2), [x, y]):
+        x = x + j * i
+    return x, list(itertools.islice(itertools.repeat(y, 5), 2))
+""", ["t:3", "t:3"], 1, 0),
+    ("functools_reduce", """
+import functools, operator
+def f(x, y):
+    return functools.reduce(operator.mul, [x, y, x + 1]), functools.reduce(lambda a, b: a - b, [y, x], x * 3)
+""", ["t:3", "t:3"], 1, 0),
+    ("import_inside_function", """
+def f(x):
+    import math
+    from operator import mul
+    return mul(x, math.pi)
+""", ["t:3"], 1, 0),
 ]
