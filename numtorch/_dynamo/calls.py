@@ -75,6 +75,9 @@ def call_function(frame, fn, args, kwargs):
                       fn.kwdefaults, fn.closure, fn.__name__)
     if isinstance(fn, types.MethodType):
         self_ = fn.__self__
+        if fn.__name__ in ("_make", "_replace", "_asdict") and \
+                _namedtuple(self_ if isinstance(self_, type) else type(self_)):
+            return frame.call_real(fn, args, kwargs, fn.__name__)   # they only repack
         if isinstance(fn.__func__, types.FunctionType) and user_code(fn.__func__):
             return call_function(frame, fn.__func__, [self_] + list(args), kwargs)
         return frame.call_real(fn, args, kwargs, _name(fn))
@@ -168,6 +171,10 @@ def call_function(frame, fn, args, kwargs):
             return frame.call_real(fn, args, kwargs, fn.__name__)
         if fn is builtins.super:
             return _super(frame, args)
+        if _namedtuple(fn):
+            # a namedtuple: its generated __new__ only packs the items (rebuilt by
+            # ``_make`` in the generated code, codegen.py)
+            return frame.call_real(fn, args, kwargs, fn.__name__)
         if fn is functools.partial and not any(_has_trace(a, cap) for a in
                                                list(args) + list(kwargs.values())):
             return functools.partial(*args, **kwargs)   # of constants: called by inlining
@@ -250,6 +257,10 @@ _ITERTOOLS = {itertools.chain, itertools.chain.from_iterable, itertools.product,
               itertools.permutations, itertools.combinations,
               itertools.combinations_with_replacement, itertools.islice, itertools.repeat,
               itertools.zip_longest, itertools.pairwise}
+
+
+def _namedtuple(cls):
+    return issubclass(cls, tuple) and hasattr(cls, "_make") and hasattr(cls, "_fields")
 
 
 def _reduce(frame, function, iterable, *initial):

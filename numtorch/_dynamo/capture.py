@@ -85,10 +85,11 @@ class Capture:
             items = _iter_items(real)
             g.length(items_src, items)
             sym = SymIterator([self.wrap(x, items_src.item(i)) for i, x in enumerate(items)])
-        elif type(real) in (list, tuple):
+        elif type(real) in (list, tuple) or isinstance(real, tuple) and hasattr(real, "_make"):
             g.length(src, real)
             items = [self.wrap(x, src.item(i)) for i, x in enumerate(real)]
-            sym = items if type(real) is list else tuple(items)
+            sym = items if type(real) is list else tuple(items) if type(real) is tuple else \
+                type(real)._make(items)   # a namedtuple
         elif isinstance(real, dict):
             why = dict_subclass_unsupported(type(real), real)
             if why is not None:

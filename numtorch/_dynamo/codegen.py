@@ -74,10 +74,13 @@ class Codegen:
         if id(v) in cap.preexisting:
             return cap.source_of[id(v)].expr
         t = type(v)
-        if t is tuple or t is Size:
+        if t is tuple or t is Size or isinstance(v, tuple) and hasattr(t, "_make"):
             inner = ", ".join(self.expr(x) for x in v)
             inner = f"({inner}{',' if len(v) == 1 else ''})"
-            return inner if t is tuple else f"{self.const(Size)}({inner})"
+            if t is tuple:
+                return inner
+            return f"{self.const(t)}._make({inner})" if t is not Size else \
+                f"{self.const(Size)}({inner})"
         if t in (list, dict, set):
             if t is list:
                 body = "[" + ", ".join(self.expr(x) for x in v) + "]"

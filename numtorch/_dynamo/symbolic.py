@@ -313,7 +313,8 @@ class Frame:
         if isinstance(obj, types.ModuleType) and not user_code(obj):
             return real          # library modules: their attributes are not guarded
         src = cap.source_of.get(id(obj))
-        if src is None or type(obj) in (list, tuple, set) or isinstance(obj, dict):
+        if src is None or type(obj) in (list, tuple, set) or isinstance(obj, dict) or \
+                isinstance(obj, tuple) and hasattr(obj, "_make"):   # a namedtuple's field
             return real
         if isinstance(real, types.MethodType) and real.__self__ is obj:
             return real          # bound method: identity of the function is guarded below

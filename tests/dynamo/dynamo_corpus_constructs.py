@@ -338,4 +338,21 @@ def f(x):
     from operator import mul
     return mul(x, math.pi)
 """, ["t:3"], 1, 0),
+    ("namedtuple_made_and_replaced", """
+import collections
+Pt = collections.namedtuple("Pt", "x y")
+def f(a):
+    p = Pt(a, y=a * 2)
+    q = p._replace(x=a + 1)
+    return Pt(q.x + p.y, len(p)), q, Pt._make([a, a]).y
+""", ["t:3"], 1, 0),
+    ("namedtuple_across_a_break", """
+import collections
+Pt = collections.namedtuple("Pt", "x y")
+def f(a):
+    p = Pt(a, y=a * 2)
+    q = p._replace(x=a + 1)
+    print("brk")
+    return Pt(q.x + p.y, len(p)), q
+""", ["t:3"], 2, 1),
 ]
