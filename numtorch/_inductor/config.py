@@ -37,4 +37,7 @@ class cpp:
     # run generated NumPy code instead of C even where a compiler works (tests; the
     # automatic fallback without a compiler is the same code, Note [Fused NumPy code])
     numpy_fallback = bool(os.environ.get("NUMTORCH_INDUCTOR_NUMPY"))
+    # bytes a kernel must store before it writes with non-temporal stores; None: a quarter
+    # of the last-level cache (Note [Streaming stores], codegen.py)
+    stream_threshold = None
     wait_policy = "passive"      # OMP_WAIT_POLICY unless set (Note [OpenMP and BLAS threads])

@@ -61,6 +61,18 @@ def test_sum_of_products_of_non_contiguous_and_broadcast_inputs():
     np.testing.assert_allclose(c(x, y)[0].numpy(), xs.T @ ys, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("n", [64, 33])            # the lane form and the simd reduction
+def test_fused_sum_of_products_leaves_no_unused_product(n):
+    """The printed C of a sum of products declares no local it never reads (the product
+    beside each fma, issue #8): every ``vN`` declared is used again."""
+    import re
+    x = torch.randn(8, n)
+    c = compiled(lambda x: ((x * x).sum(-1), faq(x, x), F.layer_norm(x, (n,))), x)
+    assert c.source.count("fma(") >= 2
+    for name in re.findall(r"\b(?:float|double) (v\d+) = ", c.source):
+        assert len(re.findall(rf"\b{name}\b", c.source)) >= 2, name
+
+
 def test_integer_sum_of_products_stays_exact():
     rng = np.random.default_rng(2)
     xs, ys = rng.integers(-1000, 1000, (9, 64)), rng.integers(-1000, 1000, (9, 64))
