@@ -173,6 +173,7 @@ def schedule(graph, make_reads):
     for n in nodes:
         if id(n) not in hoisted:
             must_store.update(id(v) for v in n.ins if id(lowered.get(id(v), v)) in hoisted)
+    must_store |= _shared(graph, lowered, literal_consts, must_store, hoisted)
     sched = Schedule(graph, [], {}, lowered, literal_consts)
     steps, comps, current = sched.steps, sched.comps, None
     reads = make_reads(sched)
@@ -262,6 +263,75 @@ def _scalar_chains(graph, lowered):
         if id(n) in keep:
             keep.update(id(made[id(v)]) for v in n.ins if id(v) in made)
     return keep
+
+
+# Note [Values read by several segments]
+# Inlining (Note [Fusion by inlining]) recomputes a value in every kernel that reads it.
+# That is free within a kernel, but across kernels it repeats the value's reads: MAML's
+# inner steps compute p_k = p_(k-1) - lr*g_k, and every kernel reading p_k (the next
+# step's matmul operand, the next update, the backward) recomputed p_0 - lr*g_1 - ... -
+# lr*g_k from k+1 buffers, so kernels grew with k and no two steps shared a function
+# (Note [One function per distinct kernel], launcher.py). A value is stored once instead
+# when that moves less memory, counted in elements of the value per element:
+#   recomputed: U*L   (each of U readers reads the value's L input buffers)
+#   stored:     L + 1 + U   (computed once: L reads and a write; then U reads)
+# where U counts the segments (runs of kernels between externs) with a computation
+# reading the value inline, a lower bound on the kernels that would recompute it, and L
+# adds the value's input buffers, each weighted by its size over the value's (a
+# broadcast bias costs little; literals nothing). So a value read in 3 segments is stored
+# from 2 input buffers on, one read in 2 segments from 3. Values are decided from the
+# last node back, so a reader already stored counts once, in its own segment, and U is
+# exact for the decisions taken; L assumes the value's own inputs inline (an upper bound).
+# Arithmetic is not counted: these are chains of cheap adds and multiplies, bound by
+# memory. Values of one element are left to Note [Scalar chains run first].
+
+
+def _shared(graph, lowered, literal_consts, must_store, hoisted):
+    """The ids of values stored because several segments read them (Note [Values read by
+    several segments])."""
+    segment, seg = {}, 0
+    for n in graph.nodes:
+        if id(n) in hoisted:
+            continue
+        if n.outs and id(n.outs[0]) in lowered and lowered[id(n.outs[0])] is n:
+            segment[id(n)] = seg
+        elif not n.is_effect():
+            seg += 1                           # an extern ends a segment
+    inline = {id(n.outs[0]): n for n in graph.nodes if id(n) in segment
+              and n.prim.lower.kind != "reduction" and id(n.outs[0]) not in must_store}
+    leaves = {}                                # id(inline value) -> {id(buffer): weight}
+
+    def weight(v, size):
+        if isinstance(v, Const) and id(v) in literal_consts:
+            return None
+        return min(1.0, int(np.prod(shape_of(v))) / size)
+
+    for i, n in inline.items():
+        size = max(1, int(np.prod(n.outs[0].shape)))
+        mine = {}
+        for v in n.ins:
+            if id(v) in inline:
+                for k, w in leaves[id(v)].items():
+                    mine[k] = max(mine.get(k, 0.0), min(1.0, w * int(np.prod(v.shape)) / size))
+            elif (w := weight(v, size)) is not None:
+                mine[id(v)] = max(mine.get(id(v), 0.0), w)
+        leaves[i] = mine
+    readers = {}                               # id(inline value) -> segments reading it
+    stored = set()
+    for n in reversed(graph.nodes):
+        if id(n) not in segment:
+            continue
+        out = id(n.outs[0])
+        if out in inline and out not in stored:
+            segs = readers.get(out, set())
+            u, cost = len(segs), sum(leaves[out].values())
+            if u >= 2 and int(np.prod(n.outs[0].shape)) > 1 and u * cost >= cost + 1 + u:
+                stored.add(out)
+        mine = {segment[id(n)]} if out not in inline or out in stored else readers.get(out, set())
+        for v in n.ins:
+            if id(v) in inline:
+                readers.setdefault(id(v), set()).update(mine)
+    return stored
 
 
 def _read_before_writes_end(node, nodes):
