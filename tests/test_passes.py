@@ -38,12 +38,29 @@ def test_a_dead_exp_and_a_duplicated_sin_are_removed():
     assert cse(g).primitives() == ["exp", "sin", "add"]
 
 
-def test_cse_merges_equal_small_constants_and_what_uses_them():
+def test_cse_merges_equal_small_literals_and_what_uses_them():
     x = torch.randn(3)
     g = make_graph(lambda x: x * 2 + x * 2)(x)
     assert g.primitives().count("mul") == 2 and len(g.consts) == 2
+    assert all(c.literal for c in g.consts)
     opt = cse(g)
     assert opt.primitives() == ["mul", "add"] and len(opt.consts) == 1
+    same(opt(x), g(x))
+
+
+def test_cse_keeps_captured_tensors_apart_from_equal_literals():
+    """Note [Literals and captured tensors]: a tensor from outside the function equal to a
+    literal (or to another captured tensor) keeps its identity, so a later write to it is
+    what the optimized graph reads."""
+    buf, other = torch.tensor(2.0), torch.tensor(2.0)
+    x = torch.randn(())
+    g = make_graph(lambda x: x * 2 + x * buf + x * other)(x)
+    assert [c.literal for c in g.consts] == [True, False, False]
+    opt = cse(g)
+    assert opt.primitives().count("mul") == 3 and len(opt.consts) == 3
+    buf.fill_(5.0)
+    other.fill_(7.0)
+    same(opt(x), (x * 2 + x * 5 + x * 7,))
     same(opt(x), g(x))
 
 

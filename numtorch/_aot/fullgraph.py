@@ -46,14 +46,15 @@ from .._core.tensor import Tensor, wrap, wrap_array
 #                    A guard on the optimizer's hyperparameters and state layout
 #                    (`state_key`) recompiles when they change (the first step and the
 #                    later ones are two entries).
-# Note [Optimizer state is an input]
+# Note [Optimizer state is captured]
 # The parameters are captured constants of the graph (the modules ran natively on them),
-# so the step's reads of them are those constants. Its state tensors are graph inputs
-# instead, read at each call from the optimizer's per-parameter state dict, as the
-# compiled optimizer step (optimizer.py) has them. Measured reason: with the state as
-# captured constants, AdamW under the inductor kept its step count at 2 from the third
-# call on (aot_eager was right; a plain captured 0-d tensor updated between calls is read
-# correctly by the inductor, so the cause is elsewhere and not found yet).
+# and so are the optimizer's state tensors (the step ran natively on stand-ins that read
+# as them): the graph reads them at each call, and the write-backs update them in place.
+# A new state tensor (load_state_dict, a first step) fails the `state_key` guard. They
+# were graph inputs for one sitting to work around an inductor AdamW whose step count
+# stayed 2 from the third call: the cause was cse merging the captured step count (1.0
+# when the later steps were captured) with the literal 1.0 of `step + 1`; cse now merges
+# literals only (Note [Literals and captured tensors] in _core/passes.py).
 # The graph then has no autograd left to do: it runs under no_grad (`run_without_grad`),
 # so AOT autograd compiles it as an inference graph and the loss it returns carries no
 # history (its backward already ran inside). What cannot be one graph raises the capture's
@@ -228,7 +229,6 @@ class TrainCapture:
     # -- step -----------------------------------------------------------------------------
     def step(self, opt, closure=None):
         from .._core.ir import Const, Node
-        from .._dynamo.guards import Source
         from .._prims.ref import copy_to
         from ..func._trace import TraceTracer
         cap, interp = self.cap, self.cap.interp
@@ -245,13 +245,11 @@ class TrainCapture:
         stand_in = {}                      # id(stand-in var) -> (real tensor, what reads it)
         traced = []                        # (real param, stand-in, state before)
 
-        def standin(real, src=None):
+        def standin(real):
             v = interp.new_var(tuple(real.shape), real._data.dtype, prefix="s")
-            # what the step's reads become: the captured tensor the forward read (a
-            # parameter), or a graph input read from ``src`` at each call (state: Note
-            # [Optimizer state is an input])
-            stand_in[id(v)] = (real, interp._operand(real) if src is None else
-                               cap.tensor_input(real, src)._data.var)
+            # what the step's reads become: the captured tensor (a parameter the forward
+            # read, or optimizer state: Note [Optimizer state is captured])
+            stand_in[id(v)] = (real, interp._operand(real))
             return wrap(TraceTracer(interp, v))
         shadow = copy.copy(opt)
         shadow.state = defaultdict(dict)
@@ -265,9 +263,7 @@ class TrainCapture:
                     continue
                 t = standin(p)
                 t.grad = g
-                where = Source(cap.guards.const(opt.state[p]), "the optimizer's state") \
-                    if p in opt.state else None
-                state = {k: standin(v, where.item(k)) if isinstance(v, Tensor) else v
+                state = {k: standin(v) if isinstance(v, Tensor) else v
                          for k, v in opt.state.get(p, {}).items()}
                 shadow.state[t] = dict(state)
                 traced.append((p, t, state))
@@ -344,21 +340,11 @@ class TrainCapture:
 
 def _merged(graph):
     """``graph`` with the forward that ``backward`` re-inlined merged into the original
-    (cse, then dce). The passes run on the closed region, where captured tensors are inputs:
-    cse merges small equal *constants*, and a captured tensor is no constant here (the
-    optimizer's state changes at every call, Adam's step count equals a literal 1 at the
-    first)."""
-    from .._core.ir import Graph, Node
+    (cse, then dce). Captured tensors keep their identity (the optimizer's state changes at
+    every call; Adam's step count equals a literal 1 at the first): Note [Literals and
+    captured tensors] in _core/passes.py."""
     from .._core.passes import cse, dce
-    region, _, positions = graph.closed()
-    if len(positions) != len(graph.outputs):
-        return graph
-    out = dce(cse(region))
-    back = {id(v): c for v, c in zip(region.inputs, graph.consts)}
-    nodes = [Node(n.prim, [back.get(id(v), v) for v in n.ins], n.params, n.outs, n.where)
-             for n in out.nodes]
-    return Graph(list(graph.inputs), nodes, [back.get(id(o), o) for o in out.outputs],
-                 list(graph.consts), name=graph.name, shape_env=graph.shape_env).check()
+    return dce(cse(graph)).check()
 
 
 def run_without_grad(compiled):

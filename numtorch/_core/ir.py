@@ -43,12 +43,19 @@ class Var:
 
 
 class Const:
-    """A tensor captured by the graph (a closed-over value, not an input)."""
+    """A tensor captured by the graph (a closed-over value, not an input).
 
-    __slots__ = ("name", "value")
+    ``literal`` says the graph owns the value (Note [Literals and captured tensors]): a
+    Python number, a snapshot of a tensor made inside the traced function, a folded
+    result. Otherwise the constant *is* a tensor from outside (a parameter, a buffer,
+    optimizer state, a global) that its owner may change between calls: the graph reads
+    it at each call, and no pass may replace it by an equal-valued one.
+    """
 
-    def __init__(self, name, value):
-        self.name, self.value = name, value
+    __slots__ = ("name", "value", "literal")
+
+    def __init__(self, name, value, literal=False):
+        self.name, self.value, self.literal = name, value, literal
 
     def __repr__(self):
         return self.name

@@ -69,7 +69,8 @@ class Rewriter:
 
     def const(self, value):
         from .tensor import wrap_array
-        c = Const(f"f{len(self.consts)}_{self._counter}", wrap_array(np.asarray(value)))
+        c = Const(f"f{len(self.consts)}_{self._counter}", wrap_array(np.asarray(value)),
+                  literal=True)
         self._counter += 1
         self.consts.append(c)
         return c
@@ -98,7 +99,7 @@ class Rewriter:
         used = {id(v) for n in self.nodes for v in n.ins} | {id(o) for o in outputs}
         consts = [c for c in self.consts if id(c) in used]
         return Graph(list(g.inputs), self.nodes, outputs, consts, g.in_tree, g.out_tree,
-                     g.name, rng=g.rng).check()
+                     g.name, shape_env=g.shape_env, rng=g.rng).check()
 
 
 class Rule:
@@ -153,24 +154,41 @@ def dce(graph):
     kept.reverse()
     consts = [c for c in graph.consts if id(c) in live]
     return Graph(list(graph.inputs), kept, list(graph.outputs), consts, graph.in_tree,
-                 graph.out_tree, graph.name, rng=graph.rng)
+                 graph.out_tree, graph.name, shape_env=graph.shape_env, rng=graph.rng)
 
 
-# Constants up to this many elements are merged by value in CSE (scalars captured from
-# Python numbers: `x * 2 + y * 2` captures two tensors 2.0).
+# Note [Literals and captured tensors]
+# A graph's constants are of two kinds (`Const.literal`). Literals belong to the graph:
+# the 0-d tensors Python numbers become under a trace (`to_tensor` marks them), snapshots
+# of tensors made inside the traced function (Note [Constants made inside the trace]) and
+# folded results. Captured tensors are tensors from outside: parameters and buffers of a
+# library module, optimizer state, globals. The graph reads a captured tensor at each call
+# (Note [Captured tensors are read per call]) because its owner changes it between calls
+# (an optimizer step, BatchNorm's running statistics, the user's `buf.fill_(...)`), so its
+# identity is its meaning: CSE merges small equal *literals* (`x * 2 + y * 2` captures two
+# tensors 2.0), never a captured tensor with anything. Merging by value was the cause of
+# a wrong result the inductor gave (its pipeline runs cse on graphs with constants): a
+# BatchNorm's running_var of ones merged with a literal `torch.ones(3)`, and Adam's step
+# count (1.0 at capture) with the literal 1.0 of `step + 1`, so every later step counted
+# from 1 (tests/aot/test_captured_constants.py). A tensor that is neither marked nor made
+# inside counts as captured: a missed literal costs a merge, never a result.
+
+# Literals up to this many elements are merged by value in CSE.
 _SMALL_CONST = 16
 
 
 def _const_key(c):
     d = c.value._data
-    if d.__class__ is not np.ndarray or d.size > _SMALL_CONST or c.value.requires_grad:
+    if not c.literal or d.__class__ is not np.ndarray or d.size > _SMALL_CONST or \
+            c.value.requires_grad:
         return None
     return ("const", d.shape, d.dtype.str, d.tobytes())
 
 
 def cse(graph):
     """Common-subexpression elimination by hash-consing: a pure node with the same primitive,
-    inputs and params as an earlier one is replaced by it; small equal constants merge."""
+    inputs and params as an earlier one is replaced by it; small equal literals merge, a
+    captured tensor never does (Note [Literals and captured tensors])."""
     rw = Rewriter(graph)
     seen = {}
     written = _written(graph)

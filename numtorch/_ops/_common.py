@@ -40,7 +40,11 @@ def to_tensor(x, dtype=None) -> Tensor:
         d = dtype or (_dt.get_default_dtype() if x.floating else _dt.int64)
         return bind(C.full, shape=(), fill_value=x, dtype=d.np)
     elif is_scalar(x):
-        return wrap_array(number_array(x, (dtype or _dt.scalar_dtype(x)).np))
+        t = wrap_array(number_array(x, (dtype or _dt.scalar_dtype(x)).np))
+        if STACK:
+            # a literal to a trace (Note [Literals and captured tensors], _core/passes.py)
+            t.__dict__["_from_number"] = True
+        return t
     else:
         from .creation import tensor
         return tensor(x, dtype=dtype)
@@ -205,7 +209,10 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
     if d.__class__ is ndarray and not x._requires_grad and not STACK:
         # What `bind` would do for a constant (a Python number's tensor): evaluate, unrecorded.
         return wrap(S.broadcast_in_dim.impl(d, shape=shape, broadcast_dimensions=dims))
-    return bind(S.broadcast_in_dim, x, shape=shape, broadcast_dimensions=dims)
+    out = bind(S.broadcast_in_dim, x, shape=shape, broadcast_dimensions=dims)
+    if STACK and "_from_number" in x.__dict__ and out._data.__class__ is ndarray:
+        out.__dict__["_from_number"] = True   # a number broadcast (evaluated): still a literal
+    return out
 
 
 # ---------------------------------------------------------------------------------------

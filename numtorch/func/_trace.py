@@ -123,16 +123,19 @@ class TraceInterpreter(Interpreter):
         if isinstance(a, Tensor) and self.mine(a):
             return a._data.var
         key, value = id(a), a
+        # Note [Literals and captured tensors] (_core/passes.py): only values the graph owns
+        # are literals; a tensor from outside keeps its identity
+        literal = isinstance(a, Tensor) and "_from_number" in a.__dict__
         if isinstance(a, Tensor) and self.made_here(a):
             # Note [Constants made inside the trace]: a snapshot per version
-            key = (key, a._version_counter.value)
+            key, literal = (key, a._version_counter.value), True
             if key not in self.const_ids:
                 self.keep.append(a)
                 d = a._data
                 value = wrap(d.copy() if d.__class__ is ndarray else d)
         c = self.const_ids.get(key)
         if c is None:
-            c = Const(f"c{len(self.consts)}", value)
+            c = Const(f"c{len(self.consts)}", value, literal)
             self.consts.append(c)
             self.const_ids[key] = c
         return c
