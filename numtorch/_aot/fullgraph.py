@@ -55,6 +55,24 @@ from .._core.tensor import Tensor, wrap, wrap_array
 # stayed 2 from the third call: the cause was cse merging the captured step count (1.0
 # when the later steps were captured) with the literal 1.0 of `step + 1`; cse now merges
 # literals only (Note [Literals and captured tensors] in _core/passes.py).
+# Note [Writes in a differentiated forward]
+# A forward may write a tensor the graph reads as an input (a user module's buffer:
+# `self.seen.add_(x.sum(0))`; a library module's buffers are functionalized by capture
+# already, Note [Writes into captured tensors]). Left in the graph, such a write breaks the
+# backward: the forward that `backward` re-inlines reads the input again, after the write
+# has changed it, and cse may not merge across a write. So at each backward the writes
+# recorded so far leave the graph (`writes_after_graph`), as the optimizer's do:
+#   - `t = copy_to(dst, src)` makes `t` equal `src` (copy_to's shape rule: same shape and
+#     dtype), so every later read of `t`, or of `dst` itself, reads `src`; the node becomes
+#     `t = copy(src)` so that values captured later may still name `t` (`finish` renames
+#     those to `src`, no copy is left);
+#   - the last value written into each input is a graph output that the frame copies into
+#     the input's tensor after the graph ran (`assign`, read from its source at each call);
+#   - a write into an intermediate value needs nothing more (nobody outside sees it).
+# The forward differentiated is then pure, and gradients flow through a written value to
+# what it was computed from, as eager's CopyBackwards sends them. A write into a tensor
+# captured as a constant with no traced value (`buf.fill_(0.0)` on a library module's
+# buffer) cannot be placed there and is refused.
 # The graph then has no autograd left to do: it runs under no_grad (`run_without_grad`),
 # so AOT autograd compiles it as an inference graph and the loss it returns carries no
 # history (its backward already ran inside). What cannot be one graph raises the capture's
@@ -73,6 +91,8 @@ class TrainCapture:
         self.written = {}          # id(graph value) -> it, for the tensors the step wrote
         self.after_step = None     # node index where the last step's nodes end
         self.backwards = 0
+        self.aliases = set()       # ids of the values of writes taken out of the graph
+        self.roots = {}            # id(value of a write taken out) -> the input written
 
     @property
     def captured_training(self):
@@ -168,13 +188,10 @@ class TrainCapture:
             self.unsupported("loss.backward() after opt.step() in the same graph",
                              "call the step last")
         var = loss._data.var
+        self.writes_after_graph()          # Note [Writes in a differentiated forward]
         graph = dce(Graph([v for v, _, _ in cap.inputs], list(interp.nodes), [var],
                           list(interp.consts), name="forward_for_backward"))
         region, consts, _ = graph.closed()
-        if region.has_effects():
-            self.unsupported("loss.backward() through a forward that writes tensors in "
-                             "place (BatchNorm's running statistics) is not built under "
-                             "fullgraph=True", "compile without fullgraph=True")
         reals = list(consts) + [r for _, _, r in cap.inputs]
         # The re-inlined forward reads each captured constant through a stand-in trace
         # value, renamed to the constant below: passed as a tensor, the forward's ops on
@@ -225,6 +242,44 @@ class TrainCapture:
             self._set_grad(real, g if prev is None else prev + g)
         self.backwards += 1
         return None
+
+    def writes_after_graph(self):
+        """Take the writes recorded so far out of the graph: Note [Writes in a
+        differentiated forward]."""
+        from .._core.ir import Const, Node
+        from .._prims.ref import copy_to
+        from .._prims.shape import copy
+        cap, interp = self.cap, self.cap.interp
+        inputs = {id(v): v for v, _, _ in cap.inputs}
+        value, root, final, nodes = {}, self.roots, {}, []
+        for n in interp.nodes:
+            if not n.is_effect():
+                if any(id(v) in value for v in n.ins):
+                    n = Node(n.prim, [value.get(id(v), v) for v in n.ins], n.params, n.outs,
+                             n.where)
+                nodes.append(n)
+                continue
+            assert n.prim is copy_to, n.prim   # the one primitive that writes (_prims/ref.py)
+            dst = root.get(id(n.ins[0]), n.ins[0])
+            if isinstance(dst, Const):
+                self.unsupported("loss.backward() after a write into a captured tensor "
+                                 f"that is not traced ({n.where})",
+                                 "compile without fullgraph=True")
+            src = value.get(id(n.ins[1]), n.ins[1])
+            root[id(n.outs[0])] = dst
+            value[id(n.outs[0])] = value[id(dst)] = src
+            if id(dst) in inputs:
+                final[id(dst)] = src
+            self.aliases.add(id(n.outs[0]))
+            nodes.append(Node(copy, [src], {}, n.outs, n.where))
+        interp.nodes[:] = nodes
+        for vid, src in final.items():
+            var = inputs[vid]
+            cap.side_effects[:] = [e for e in cap.side_effects if not (
+                e[:3] == ("method", WRITE_BACK, "assign") and cap.is_trace(e[3][0]) and
+                e[3][0]._data.var is var)]
+            cap.side_effects.append(("method", WRITE_BACK, "assign",
+                                     (_trace(interp, var), _trace(interp, src)), {}))
 
     # -- step -----------------------------------------------------------------------------
     def step(self, opt, closure=None):
@@ -333,9 +388,16 @@ class TrainCapture:
                     raise RuntimeError(f"fullgraph=True: a parameter or optimizer state is "
                                        f"read after opt.step() wrote it in the same graph "
                                        f"({n.where}). Fix: read it in the next call")
+        inputs = {id(v) for v, _, _ in self.cap.inputs}
+        written_back = {id(v) for v in self.roots.values() if id(v) in inputs}
+        for n in self.cap.interp.nodes:
+            if n.is_effect() and id(self.roots.get(id(n.ins[0]), n.ins[0])) in written_back:
+                raise RuntimeError(f"fullgraph=True: a tensor written before loss.backward() "
+                                   f"is written again after it ({n.where}); the two writes "
+                                   f"cannot keep their order. Fix: write it once per step")
         if not self.backwards:
             return graph
-        return _merged(graph)
+        return _merged(_without_aliases(graph, self.aliases))
 
 
 def _merged(graph):
@@ -345,6 +407,17 @@ def _merged(graph):
     captured tensors] in _core/passes.py."""
     from .._core.passes import cse, dce
     return dce(cse(graph)).check()
+
+
+def _without_aliases(graph, aliases):
+    """``graph`` with each ``t = copy(src)`` left by `writes_after_graph` removed and ``t``
+    read as ``src`` (Note [Writes in a differentiated forward])."""
+    from .._core.passes import Rule, rewrite
+    if not aliases:
+        return graph
+    rule = Rule("copy", lambda node, rw: node.ins[0],
+                lambda node, rw: id(node.outs[0]) in aliases, "alias")
+    return rewrite(graph, [rule], max_rounds=1)
 
 
 def run_without_grad(compiled):

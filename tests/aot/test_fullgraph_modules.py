@@ -1,0 +1,154 @@
+"""What a PyTorch training step has besides parameters, under ``compile(step,
+fullgraph=True)`` (numtorch/_aot/fullgraph.py): module buffers the forward writes
+(BatchNorm's running statistics, a user module's own buffer), tensor hyperparameters (``lr``
+as a 0-d tensor changed between calls) and gradient hooks on parameters.
+
+Oracle: the same step run eagerly on a deep copy of the model and optimizer, compared
+after every call (parameters, gradients, buffers, optimizer state) to float rounding.
+"""
+import copy
+
+import numpy as np
+import pytest
+
+import numtorch as torch
+import numtorch.nn as nn
+import numtorch.nn.functional as F
+from numtorch._dynamo.backends import lookup_backend
+
+
+class Counting:
+    """A backend counting the graphs it compiles and the runs of each."""
+
+    def __init__(self, inner):
+        self.inner, self.graphs, self.runs = lookup_backend(inner), [], 0
+
+    def __call__(self, gm, example):
+        self.graphs.append(gm._graph)
+        fn = self.inner(gm, example)
+
+        def run(*args):
+            self.runs += 1
+            return fn(*args)
+        return run
+
+
+def _data(n=16, d=6):
+    rng = np.random.default_rng(0)
+    return torch.tensor(rng.standard_normal((n, d)).astype(np.float32)), \
+        torch.tensor(rng.integers(0, 3, n))
+
+
+def _step(model, opt):
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def _assert_same_state(model, ref_model):
+    for (name, a), b in zip(model.state_dict().items(), ref_model.state_dict().values()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=2e-5, atol=1e-6, err_msg=name)
+    for (name, p), q in zip(model.named_parameters(), ref_model.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=2e-5, atol=1e-6,
+                                   err_msg=f"{name}.grad")
+
+
+def _train(model, make_opt, backend, calls=4, data=None):
+    """Train ``model`` compiled and a copy eagerly; compare after each call."""
+    ref_model = copy.deepcopy(model)
+    opt, ref_opt = make_opt(model.parameters()), make_opt(ref_model.parameters())
+    counting = Counting(backend)
+    step = torch.compile(_step(model, opt), fullgraph=True, backend=counting)
+    ref_step = _step(ref_model, ref_opt)
+    x, y = data or _data()
+    for _ in range(calls):
+        np.testing.assert_allclose(step(x, y).item(), ref_step(x, y).item(), rtol=1e-5)
+        _assert_same_state(model, ref_model)
+    assert counting.runs == calls                 # one graph per call, no break
+    return counting
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_batchnorm_running_statistics_update_as_eager(backend):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+    _train(model, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), backend)
+    assert int(model[1].num_batches_tracked) == 4
+    model.eval()                                  # eval after compiled training: eager's
+    x = _data()[0]
+    ref = copy.deepcopy(model)
+    np.testing.assert_allclose(model(x).detach().numpy(), ref(x).detach().numpy())
+
+
+def test_cnn_with_batchnorm2d_trains_as_eager():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                          nn.Flatten(), nn.Linear(4 * 5 * 5, 3))
+    rng = np.random.default_rng(1)
+    data = (torch.tensor(rng.standard_normal((8, 2, 5, 5)).astype(np.float32)),
+            torch.tensor(rng.integers(0, 3, 8)))
+    _train(model, lambda ps: torch.optim.Adam(ps, lr=0.01), "aot_eager", calls=3, data=data)
+
+
+class Seen(nn.Module):
+    """A user module that counts what it saw in its own buffer and reads it back."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 3)
+        self.register_buffer("seen", torch.ones(6))
+
+    def forward(self, x):
+        self.seen.add_(x.abs().sum(0))
+        return self.lin(x / self.seen.sqrt())     # a read past the write
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_user_module_buffer_write_read_back(backend):
+    """The write is an effect on a graph input (Note [Writes in a differentiated forward]):
+    it happens once per call, and the forward differentiated reads the written value."""
+    torch.manual_seed(0)
+    model = Seen()
+    counting = _train(model, lambda ps: torch.optim.SGD(ps, lr=0.1), backend)
+    assert len(counting.graphs) == 1
+
+
+def test_a_write_before_and_after_backward_is_refused():
+    """The write before the backward is copied back after the graph; one after it would
+    run first inside the graph, so the step is refused with the reason."""
+    torch.manual_seed(0)
+    model = Seen()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        F.cross_entropy(model(x), y).backward()
+        model.seen.mul_(0.5)
+        opt.step()
+    with pytest.raises(RuntimeError, match="written again after"):
+        torch.compile(step, fullgraph=True, backend="aot_eager")(*_data())
+
+
+def test_two_forwards_write_the_buffer_twice():
+    """Gradient accumulation over two half batches: each forward writes the buffer, each
+    backward takes the writes so far out of the graph; the buffer ends as eager's."""
+    torch.manual_seed(0)
+    model = Seen()
+    ref_model = copy.deepcopy(model)
+
+    def make(model, opt):
+        def step(x, y):
+            opt.zero_grad()
+            F.cross_entropy(model(x[:8]), y[:8]).backward()
+            F.cross_entropy(model(x[8:]), y[8:]).backward()
+            opt.step()
+        return step
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, ref_model))
+    step = torch.compile(make(model, opt), fullgraph=True, backend="aot_eager")
+    for _ in range(3):
+        step(*_data())
+        make(ref_model, ref_opt)(*_data())
+        _assert_same_state(model, ref_model)
