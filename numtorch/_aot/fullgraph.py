@@ -55,6 +55,13 @@ from .._core.tensor import Tensor, wrap, wrap_array
 # stayed 2 from the third call: the cause was cse merging the captured step count (1.0
 # when the later steps were captured) with the literal 1.0 of `step + 1`; cse now merges
 # literals only (Note [Literals and captured tensors] in _core/passes.py).
+# Note [Tensor hyperparameters]
+# `lr` may be a 0-d tensor, as in PyTorch, so that changing it (`lr.fill_(...)`, what the
+# LR schedulers do to a tensor lr) needs no recompile: the step's stand-in for it reads the
+# real tensor as a captured constant, at each call (`_to_scalar` in numtorch/optim keeps a
+# traced tensor a tensor, in float64, so the arithmetic on it rounds as eager's Python
+# float does). Replacing `group["lr"]` by another tensor recompiles (`state_key` keys a
+# tensor by identity). Other tensor hyperparameters (betas, weight_decay) are refused.
 # Note [Writes in a differentiated forward]
 # A forward may write a tensor the graph reads as an input (a user module's buffer:
 # `self.seen.add_(x.sum(0))`; a library module's buffers are functionalized by capture
@@ -291,11 +298,16 @@ class TrainCapture:
             self.unsupported("opt.step with a closure or step hooks",
                              "compile without fullgraph=True (the step then runs as its "
                              "own compiled graph at a break)")
-        if opt.defaults.get("differentiable", False) or any(
-                isinstance(v, Tensor) for g in opt.param_groups for k, v in g.items()
-                if k != "params"):
-            self.unsupported("opt.step with a tensor hyperparameter or differentiable=True",
-                             "use Python numbers for lr and the other hyperparameters")
+        if opt.defaults.get("differentiable", False):
+            self.unsupported("opt.step with differentiable=True", "compile without "
+                             "fullgraph=True")
+        for g in opt.param_groups:
+            for k, v in g.items():
+                if k != "params" and _has_tensor(v) and not (
+                        k == "lr" and v.numel() == 1 and v.is_floating_point()):
+                    self.unsupported(f"opt.step with the tensor hyperparameter {k!r} (only "
+                                     f"lr may be a tensor, a 1-element floating one)",
+                                     f"use a Python number for {k}")
         start = len(interp.nodes)
         stand_in = {}                      # id(stand-in var) -> (real tensor, what reads it)
         traced = []                        # (real param, stand-in, state before)
@@ -323,7 +335,10 @@ class TrainCapture:
                 shadow.state[t] = dict(state)
                 traced.append((p, t, state))
                 ps.append(t)
-            shadow.param_groups.append({**group, "params": ps})
+            lr = group.get("lr")
+            # Note [Tensor hyperparameters]: a tensor lr is read by the graph at each call
+            shadow.param_groups.append({**group, "params": ps, **(
+                {"lr": standin(lr)} if isinstance(lr, Tensor) else {})})
         raw = type(opt).step
         raw = getattr(raw, "__wrapped__", raw)        # without the hooks (checked above)
         saved_mode = _prim.grad_mode[0]
@@ -461,7 +476,10 @@ def state_key(opt):
     and each parameter's state layout (the first step and the later ones differ)."""
     key = []
     for group in opt.param_groups:
-        key.append(tuple((k, v) for k, v in group.items() if k != "params"))
+        # a tensor (lr) by identity: its value is read by the graph (Note [Tensor
+        # hyperparameters]), and == on tensors compares values
+        key.append(tuple((k, ("tensor", id(v), tuple(v.shape), v.dtype) if isinstance(v, Tensor)
+                          else v) for k, v in group.items() if k != "params"))
         for p in group["params"]:
             layout = [id(p)]
             for k, v in opt.state.get(p, {}).items():
@@ -478,6 +496,11 @@ def _trace(interp, var):
     from .._core.ir import Const
     from ..func._trace import TraceTracer
     return var.value if isinstance(var, Const) else wrap(TraceTracer(interp, var))
+
+
+def _has_tensor(v):
+    return isinstance(v, Tensor) or (isinstance(v, (tuple, list)) and
+                                     any(isinstance(x, Tensor) for x in v))
 
 
 def _is_optimizer(obj):

@@ -47,7 +47,10 @@ def _use_grad_for_differentiable(step):
 
 
 def _to_scalar(x):
-    return x.item() if isinstance(x, Tensor) else x
+    """A hyperparameter as a Python number (``lr`` may be a 0-d Tensor); while a training
+    step traces it (Note [Tensor hyperparameters] in numtorch/_aot/fullgraph.py) the
+    tensor itself, in float64, as `_get_value` keeps Adam's step count."""
+    return _get_value(x) if isinstance(x, Tensor) else x
 
 
 def _get_value(x):

@@ -1,6 +1,7 @@
 """``optim.SGD``: stochastic gradient descent with momentum, dampening, Nesterov, weight decay."""
 from __future__ import annotations
 
+from .._core.tensor import Tensor
 from .optimizer import (Optimizer, _check_lr, _eval_closure, _set_group_defaults, _to_scalar,
                         _use_grad_for_differentiable)
 
@@ -73,4 +74,7 @@ def sgd(params, d_p_list, momentum_buffer_list, *, weight_decay, momentum, lr, d
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - dampening)
             grad = grad.add(buf, alpha=momentum) if nesterov else buf
-        param.add_(grad, alpha=-lr)
+        if isinstance(lr, Tensor):   # a traced tensor lr (`_to_scalar`): no alpha=
+            param.add_(grad * -lr)   # (rounds as alpha does: -lr in param's dtype, times)
+        else:
+            param.add_(grad, alpha=-lr)

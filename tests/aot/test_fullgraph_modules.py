@@ -152,3 +152,65 @@ def test_two_forwards_write_the_buffer_twice():
         step(*_data())
         make(ref_model, ref_opt)(*_data())
         _assert_same_state(model, ref_model)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("make_opt", [
+    lambda ps, lr: torch.optim.SGD(ps, lr=lr, momentum=0.9, weight_decay=0.01),
+    lambda ps, lr: torch.optim.AdamW(ps, lr=lr, weight_decay=0.1),
+], ids=["sgd", "adamw"])
+def test_tensor_lr_changed_in_place_needs_no_recompile(make_opt, backend):
+    """Note [Tensor hyperparameters]: the graph reads lr at each call. It is halved in
+    place between calls (what an LR scheduler does to a tensor lr); eager runs the same
+    optimizer code with its own tensor lr."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    ref_model = copy.deepcopy(model)
+    opt = make_opt(model.parameters(), torch.tensor(0.05))
+    ref_opt = make_opt(ref_model.parameters(), torch.tensor(0.05))
+    counting = Counting(backend)
+    step = torch.compile(_step(model, opt), fullgraph=True, backend=counting)
+    x, y = _data()
+    for _ in range(4):
+        np.testing.assert_allclose(step(x, y).item(), _step(ref_model, ref_opt)(x, y).item(),
+                                   rtol=1e-5)
+        _assert_same_state(model, ref_model)
+        for o in (opt, ref_opt):
+            o.param_groups[0]["lr"].mul_(0.5)
+    assert counting.runs == 4 and len(counting.graphs) == 2   # first step, later steps
+    # the lr matters: with lr 0 the parameters do not move (SGD's weight decay and
+    # AdamW's decoupled decay both scale by lr)
+    opt.param_groups[0]["lr"].fill_(0.0)
+    before = [p.detach().clone() for p in model.parameters()]
+    step(x, y)
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), before))
+    assert len(counting.graphs) == 2
+
+
+def test_a_new_lr_tensor_recompiles():
+    model = nn.Linear(6, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=torch.tensor(0.1))
+    counting = Counting("aot_eager")
+    x = _data()[0]
+
+    def step(x):
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        opt.step()
+    compiled = torch.compile(step, fullgraph=True, backend=counting)
+    compiled(x)
+    opt.param_groups[0]["lr"] = torch.tensor(0.0)
+    before = model.weight.detach().clone()
+    compiled(x)
+    assert len(counting.graphs) == 2 and torch.equal(model.weight, before)
+
+
+def test_other_tensor_hyperparameters_are_refused():
+    model = nn.Linear(6, 3)
+    opt = torch.optim.Adam(model.parameters(), betas=(torch.tensor(0.9), torch.tensor(0.99)))
+
+    def step(x):
+        model(x).sum().backward()
+        opt.step()
+    with pytest.raises(Exception, match="tensor hyperparameter 'betas'"):
+        torch.compile(step, fullgraph=True, backend="aot_eager")(_data()[0])
