@@ -115,6 +115,12 @@ class TrainCapture:
         """The result of ``fn(*args, **kwargs)`` called in ``frame`` when it is a training
         call, else NOT_MINE."""
         self.frame = frame
+        if getattr(fn, "_wrapped_by_lr_sched", False):
+            # `opt.step` replaced by an LR scheduler's wrapper (optim/lr_scheduler.py): the
+            # step, and the mark the wrapper sets for the scheduler's order check
+            opt = fn._optimizer()
+            self.cap.side_effects.append(("setattr", opt, "_opt_called", True))
+            return self.step(opt, *args, **kwargs)
         owner = getattr(fn, "__self__", None)
         name = getattr(fn, "__name__", None)
         if owner is None or name not in ("backward", "zero_grad", "step"):
@@ -303,7 +309,7 @@ class TrainCapture:
                              "fullgraph=True")
         for g in opt.param_groups:
             for k, v in g.items():
-                if k != "params" and _has_tensor(v) and not (
+                if k not in _NOT_READ_BY_STEP and _has_tensor(v) and not (
                         k == "lr" and v.numel() == 1 and v.is_floating_point()):
                     self.unsupported(f"opt.step with the tensor hyperparameter {k!r} (only "
                                      f"lr may be a tensor, a 1-element floating one)",
@@ -496,6 +502,12 @@ def _trace(interp, var):
     from .._core.ir import Const
     from ..func._trace import TraceTracer
     return var.value if isinstance(var, Const) else wrap(TraceTracer(interp, var))
+
+
+# what a group holds that no optimizer's step reads: its parameters and the LR schedulers'
+# bookkeeping (a tensor lr's `initial_lr` is a tensor too)
+_NOT_READ_BY_STEP = frozenset(("params", "initial_lr", "max_lr", "min_lr", "max_momentum",
+                               "base_momentum"))
 
 
 def _has_tensor(v):

@@ -111,6 +111,10 @@ class LRScheduler:
             o._opt_called = True
             return step(o, *args, **kwargs)
         wrapper._wrapped_by_lr_sched = True
+        # under compile it stands for the optimizer's step (a break, or the step in a
+        # fullgraph training step: numtorch/_aot/fullgraph.py), not code to trace
+        wrapper._optimizer = opt_ref
+        wrapper._numtorch_dynamo_disable = True
         opt.step = wrapper
 
     def _initial_step(self):

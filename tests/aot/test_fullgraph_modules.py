@@ -214,3 +214,31 @@ def test_other_tensor_hyperparameters_are_refused():
         opt.step()
     with pytest.raises(Exception, match="tensor hyperparameter 'betas'"):
         torch.compile(step, fullgraph=True, backend="aot_eager")(_data()[0])
+
+
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_a_step_with_an_lr_scheduler_trains_as_eager(fullgraph, recwarn):
+    """An LR scheduler replaces ``opt.step`` by a wrapper (optim/lr_scheduler.py). Compile
+    treats it as the step: captured in a fullgraph step (with a tensor lr the scheduler
+    fills in place: no recompile), a break otherwise; traced as code it had run the
+    update on capture's values (no update at all, or a stale saved tensor)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    ref_model = copy.deepcopy(model)
+    opt, ref_opt = (torch.optim.Adam(m.parameters(), lr=torch.tensor(0.05))
+                    for m in (model, ref_model))
+    sched, ref_sched = (torch.optim.lr_scheduler.ExponentialLR(o, gamma=0.5)
+                        for o in (opt, ref_opt))
+    counting = Counting("aot_eager")
+    step = torch.compile(_step(model, opt), fullgraph=fullgraph, backend=counting)
+    x, y = _data()
+    for _ in range(4):
+        np.testing.assert_allclose(step(x, y).item(), _step(ref_model, ref_opt)(x, y).item(),
+                                   rtol=1e-5)
+        sched.step()
+        ref_sched.step()
+        _assert_same_state(model, ref_model)
+    assert float(opt.param_groups[0]["lr"]) == float(np.float32(0.05)) / 16
+    assert not [w for w in recwarn if "lr_scheduler.step()" in str(w.message)]
+    if fullgraph:
+        assert counting.runs == 4 and len(counting.graphs) == 2
