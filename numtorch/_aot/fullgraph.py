@@ -62,6 +62,16 @@ from .._core.tensor import Tensor, wrap, wrap_array
 # traced tensor a tensor, in float64, so the arithmetic on it rounds as eager's Python
 # float does). Replacing `group["lr"]` by another tensor recompiles (`state_key` keys a
 # tensor by identity). Other tensor hyperparameters (betas, weight_decay) are refused.
+# Note [Gradient hooks in one graph]
+# A hook registered on a leaf (`p.register_hook(fn)`, outside the compiled step) gets the
+# leaf's gradient and may return a replacement, before `.grad` is accumulated. `backward`
+# calls each hook through the capture's interpreter on the traced gradient, as Dynamo's
+# compiled autograd traces hooks: its tensor ops become graph nodes and its Python side
+# effects are replayed at each call. The leaves' hooks run the last used leaf first, as
+# eager's engine reaches the last layer first (the order only shows in side effects). A
+# guard on each leaf's hooks recompiles when one is added or removed. Post-accumulate-grad
+# hooks (they read `.grad` after the write, DDP's) and hooks registered inside the step
+# are refused.
 # Note [Writes in a differentiated forward]
 # A forward may write a tensor the graph reads as an input (a user module's buffer:
 # `self.seen.add_(x.sum(0))`; a library module's buffers are functionalized by capture
@@ -123,6 +133,10 @@ class TrainCapture:
             return self.step(opt, *args, **kwargs)
         owner = getattr(fn, "__self__", None)
         name = getattr(fn, "__name__", None)
+        if name in _HOOKS and isinstance(owner, Tensor):
+            self.unsupported(f"Tensor.{name} inside a fullgraph training step (Note "
+                             f"[Gradient hooks in one graph])", "register hooks on the "
+                             "parameters before calling the compiled step")
         if owner is None or name not in ("backward", "zero_grad", "step"):
             return NOT_MINE
         if name == "backward" and self.cap.is_trace(owner) and \
@@ -144,11 +158,17 @@ class TrainCapture:
         key = (id(real), "grad")
         if key in cap.attr_overlay:
             return cap.attr_overlay[key]
+        return cap.wrap(real.grad, self._source(real).attr("grad"))
+
+    def _source(self, real):
+        """Where the frame reads real tensor ``real`` from at each call (an argument, a
+        module's parameter) or, captured with none, the tensor itself."""
+        cap = self.cap
         src = cap.tensor_sources.get(id(real)) or cap.source_of.get(id(cap.wrapped.get(id(real))))
         if src is None:
             from .._dynamo.guards import Source
             src = Source(cap.guards.const(real), f"a captured {tuple(real.shape)} tensor")
-        return cap.wrap(real.grad, src.attr("grad"))
+        return src
 
     def _set_grad(self, real, value):
         """``real.grad = value`` in the capture's view, written back after the graph."""
@@ -250,11 +270,44 @@ class TrainCapture:
             real = reals[i]
             prev = total.get(id(real))
             total[id(real)] = (real, g if prev is None else prev[1] + g)
-        for real, g in total.values():
+        leaves = self.run_hooks(list(total.values()))
+        for real, g in leaves:
             prev = self._grad_view(real)
             self._set_grad(real, g if prev is None else prev + g)
         self.backwards += 1
         return None
+
+    def run_hooks(self, leaves):
+        """``[(leaf, gradient)]`` with each leaf's gradient hooks applied, traced (Note
+        [Gradient hooks in one graph])."""
+        from .._dynamo.calls import call_function
+        g = self.cap.guards
+        for real, _ in leaves:
+            hooks = _hooks_of(real)
+            g.add(f"{g.const(_hooks_of)}({self._source(real).expr}) == {g.const(hooks)}",
+                  f"the gradient hooks of {self._source(real).words} are as at capture")
+            if real.__dict__.get("_post_accumulate_hooks"):
+                self.unsupported("a post-accumulate-grad hook on a parameter (it runs after "
+                                 ".grad is written, outside the graph)",
+                                 "compile without fullgraph=True")
+        frame, out = self.frame, []
+        for real, grad in reversed(leaves):   # the last layer's first, as eager's engine
+            for hook in real._hooks or ():
+                new = call_function(frame, hook, [grad], {})
+                if new is None:
+                    continue
+                if not (self.cap.is_trace(new) and tuple(new.shape) == tuple(grad.shape)
+                        and new.dtype == grad.dtype):
+                    self.frame = frame
+                    self.unsupported(f"a gradient hook returned {type(new).__name__} "
+                                     f"{tuple(getattr(new, 'shape', ()))}, not a gradient "
+                                     f"of the leaf's size and dtype", "return None or a "
+                                     "tensor like its argument")
+                grad = new
+            out.append((real, grad))
+        self.frame = frame
+        out.reverse()
+        return out
 
     def writes_after_graph(self):
         """Take the writes recorded so far out of the graph: Note [Writes in a
@@ -508,6 +561,14 @@ def _trace(interp, var):
 # bookkeeping (a tensor lr's `initial_lr` is a tensor too)
 _NOT_READ_BY_STEP = frozenset(("params", "initial_lr", "max_lr", "min_lr", "max_momentum",
                                "base_momentum"))
+
+
+_HOOKS = frozenset(("register_hook", "retain_grad", "register_post_accumulate_grad_hook"))
+
+
+def _hooks_of(t):
+    """The gradient hooks of leaf ``t``: ``register_hook``'s, then the post-accumulate ones."""
+    return tuple(t._hooks or ()) + tuple(t.__dict__.get("_post_accumulate_hooks", ()))
 
 
 def _has_tensor(v):

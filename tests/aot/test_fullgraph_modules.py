@@ -242,3 +242,83 @@ def test_a_step_with_an_lr_scheduler_trains_as_eager(fullgraph, recwarn):
     assert not [w for w in recwarn if "lr_scheduler.step()" in str(w.message)]
     if fullgraph:
         assert counting.runs == 4 and len(counting.graphs) == 2
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_gradient_hooks_on_parameters(backend):
+    """Note [Gradient hooks in one graph]: a hook that replaces the gradient (clipping)
+    runs at every call, as in eager; a hook added after compiling recompiles."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    ref_model = copy.deepcopy(model)
+    for m in (model, ref_model):
+        m[0].weight.register_hook(lambda g: g.clamp(-0.01, 0.01))
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, ref_model))
+    counting = Counting(backend)
+    step = torch.compile(_step(model, opt), fullgraph=True, backend=counting)
+    x, y = _data()
+    for k in range(4):
+        if k == 2:
+            for m in (model, ref_model):
+                m[2].weight.register_hook(lambda g: g * 0.5)
+        np.testing.assert_allclose(step(x, y).item(), _step(ref_model, ref_opt)(x, y).item(),
+                                   rtol=1e-5)
+        _assert_same_state(model, ref_model)
+    assert float(model[0].weight.grad.abs().max()) == pytest.approx(0.01)
+    assert counting.runs == 4 and len(counting.graphs) == 2
+
+
+def test_a_hook_with_a_python_side_effect_runs_at_every_call():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    ref_model = copy.deepcopy(model)
+    seen = {"compiled": [], "eager": []}
+    for m, key in ((model, "compiled"), (ref_model, "eager")):
+        m[2].bias.register_hook(lambda g, key=key: seen[key].append(tuple(g.shape)))
+        m[0].bias.register_hook(lambda g, key=key: seen[key].append(tuple(g.shape)))
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, ref_model))
+    step = torch.compile(_step(model, opt), fullgraph=True, backend="aot_eager")
+    for _ in range(3):
+        step(*_data())
+        _step(ref_model, ref_opt)(*_data())
+    # the same calls; numtorch's eager engine calls the two leaves' hooks in the other
+    # order than PyTorch's (first layer first), the compiled step in PyTorch's
+    assert sorted(seen["compiled"]) == sorted(seen["eager"]) and len(seen["eager"]) == 6
+    assert seen["compiled"] == [(3,), (8,)] * 3
+    _assert_same_state(model, ref_model)
+
+
+def test_hook_order_is_pytorchs():
+    """The order the compiled step runs leaf hooks in, against PyTorch's engine."""
+    torch_ = pytest.importorskip("torch")
+    m = torch_.nn.Sequential(torch_.nn.Linear(6, 8), torch_.nn.ReLU(), torch_.nn.Linear(8, 3))
+    seen = []
+    m[2].bias.register_hook(lambda g: seen.append(tuple(g.shape)))
+    m[0].bias.register_hook(lambda g: seen.append(tuple(g.shape)))
+    x, y = _data()
+    torch_.nn.functional.cross_entropy(m(torch_.tensor(x.numpy())),
+                                       torch_.tensor(y.numpy())).backward()
+    assert seen == [(3,), (8,)]
+
+
+@pytest.mark.parametrize("case, match", [
+    ("inside", "Tensor.register_hook inside a fullgraph training step"),
+    ("post_accumulate", "post-accumulate-grad hook"),
+    ("bad_return", "not a gradient of the leaf's size"),
+])
+def test_unsupported_hooks_are_refused(case, match):
+    model = nn.Linear(6, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    if case == "post_accumulate":
+        model.weight.register_post_accumulate_grad_hook(lambda p: None)
+    if case == "bad_return":
+        model.bias.register_hook(lambda g: g.sum())
+
+    def step(x):
+        out = model(x)
+        if case == "inside":
+            out.register_hook(lambda g: g * 2)
+        out.sum().backward()
+        opt.step()
+    with pytest.raises(Exception, match=match):
+        torch.compile(step, fullgraph=True, backend="aot_eager")(_data()[0])
