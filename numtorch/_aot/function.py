@@ -127,6 +127,9 @@ def aot_function(graph, compiler, *, inference=None):
         compiler = checked_compiler(compiler)
     region, consts, positions = graph.closed()
     consts = tuple(_materialized(c) for c in consts)
+    # under a transform the region's rules derive graphs: they run through ``compiler``
+    # too (Note [Transformed regions stay compiled] in _prims/control.py)
+    region.cache["compiler"] = compiler
     pairs = {}
     run_inference = None
     # A graph that writes an operand (Note [Effects]) or holds a node whose rules only run

@@ -39,6 +39,15 @@ from .._core.tensor import wrap_array as _wrap_array
 # one bind. A transformed graph is itself a region, so its own rules apply under further
 # transforms (jacfwd(jacrev(region)) is a batch of a jvp of a vjp graph).
 
+# Note [Transformed regions stay compiled]
+# A backend that compiles a region for one use may leave its compiler on the region,
+# `region.cache["compiler"]`: a function from a closed `Graph` to a callable on its input
+# arrays returning a tuple of arrays (AOT autograd's compilers, numtorch/_aot/function.py).
+# `impl` then runs the region through it (compiled at its first run, not before: most
+# regions are never transformed), and every graph a rule derives from the region inherits
+# the compiler (`_make_graph`), so grad, vmap and jvp of a compiled function run compiled
+# graphs at any depth, as JAX's jit does. A region without one runs on the fast runner.
+
 graph_call = Primitive("graph_call", multiple_results=True)
 
 
@@ -47,7 +56,8 @@ def _impl(*arrays, graph):
     if run is None:
         run = graph.cache.get("runner")
         if run is None:
-            run = graph.cache["runner"] = runner(graph)
+            compiler = graph.cache.get("compiler")   # Note [Transformed regions stay compiled]
+            run = graph.cache["runner"] = runner(graph) if compiler is None else compiler(graph)
     return run(*arrays)
 
 
@@ -66,9 +76,15 @@ def _derived(graph, key, build):
     return d
 
 
-def _make_graph(f, args, name):
+def _make_graph(f, args, name, parent):
+    """``f`` traced on ``args`` as a closed region derived from region ``parent``, whose
+    compiler it inherits (Note [Transformed regions stay compiled])."""
     from ..func._trace import make_graph
-    return make_graph(f, name=name)(*args).closed()
+    closed = make_graph(f, name=name)(*args).closed()
+    compiler = parent.cache.get("compiler")
+    if compiler is not None:
+        closed[0].cache["compiler"] = compiler
+    return closed
 
 
 def _call(derived, args):
@@ -104,7 +120,7 @@ def _jvp(primals, tangents, *, graph):
                 pop(interp)
             return (*out_p, *out_t)
         traced = _make_graph(jvp_of_region, (*primals, *(tangents[i] for i in nonzero)),
-                             f"{graph.name}_jvp")
+                             f"{graph.name}_jvp", graph)
         return traced, tuple(has_tangent)
     key = ("jvp", nonzero, tuple(tangents[i]._data.dtype for i in nonzero))
     derived, has_tangent = _derived(graph, key, build)
@@ -130,7 +146,7 @@ def _vjp(cts, out, *primals, graph):
                 return graph.inline(*values)
             _, vjp_fn = vjp(region, *(values[i] for i in floats))
             return vjp_fn(tuple(cotangents))
-        return _make_graph(backward_of_region, (*primals, *cts), f"{graph.name}_vjp")
+        return _make_graph(backward_of_region, (*primals, *cts), f"{graph.name}_vjp", graph)
     derived = _derived(graph, ("vjp", floats, tuple(c._data.dtype for c in cts)), build)
     res = iter(_call(derived, (*primals, *cts)))
     in_cts = [None] * len(primals)
@@ -147,7 +163,7 @@ def _batch(values, bdims, *, graph):
 
         def batched_region(*args):
             return vmap(graph.inline, in_dims=tuple(bdims), out_dims=0)(*args)
-        return _make_graph(batched_region, values, f"{graph.name}_batch")
+        return _make_graph(batched_region, values, f"{graph.name}_batch", graph)
     derived = _derived(graph, ("batch", tuple(bdims), shapes), build)
     outs = _call(derived, values)
     return outs, (0,) * len(outs)
