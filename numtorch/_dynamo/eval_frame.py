@@ -260,15 +260,24 @@ def _dce(nodes, live):
 
 
 def _optimizer_step(fn):
-    """Whether ``fn`` is an optimizer's bound ``step``: at a break it runs as its compiled
-    update (numtorch/_aot/optimizer.py, Note [Compiled optimizer step])."""
-    return isinstance(fn, types.MethodType) and fn.__name__ == "step" and \
-        hasattr(fn.__self__, "_optimizer_step_pre_hooks")
+    """Whether ``fn`` is an optimizer's bound ``step``, or an LR scheduler's wrapper of it
+    (optim/lr_scheduler.py): at a break it runs as its compiled update
+    (numtorch/_aot/optimizer.py, Note [Compiled optimizer step])."""
+    return getattr(fn, "_wrapped_by_lr_sched", False) or (
+        isinstance(fn, types.MethodType) and fn.__name__ == "step" and
+        hasattr(fn.__self__, "_optimizer_step_pre_hooks"))
 
 
 def _compiled_step(opt, backend):
     from .._aot.optimizer import compiled_step
     return compiled_step(opt, backend)
+
+
+def _scheduled_step(opt, backend):
+    """The compiled step of an optimizer an LR scheduler watches, with the mark its
+    wrapper sets (the scheduler checks the call order by it)."""
+    opt._opt_called = True
+    return _compiled_step(opt, backend)
 
 
 def _compiled_callee(fn, ctx):
@@ -343,7 +352,10 @@ def _generate(fn, code, frame, cap, kind, value, ctx, forced, reason):
                     stack.pop()
                 kw = dict(kwv)
                 argx = [f"*{gen.expr(argv)}"]
-            if _optimizer_step(callee):
+            if getattr(callee, "_wrapped_by_lr_sched", False):
+                callee_x = (f"{gen.const(_scheduled_step)}({gen.const(callee._optimizer())}, "
+                            f"{gen.const(ctx.backend)})")
+            elif _optimizer_step(callee):
                 opt = callee.__self__
                 opt_x = gen.expr(opt) if _symbolic_method(callee, cap) else gen.const(opt)
                 callee_x = f"{gen.const(_compiled_step)}({opt_x}, {gen.const(ctx.backend)})"

@@ -220,8 +220,9 @@ def test_other_tensor_hyperparameters_are_refused():
 def test_a_step_with_an_lr_scheduler_trains_as_eager(fullgraph, recwarn):
     """An LR scheduler replaces ``opt.step`` by a wrapper (optim/lr_scheduler.py). Compile
     treats it as the step: captured in a fullgraph step (with a tensor lr the scheduler
-    fills in place: no recompile), a break otherwise; traced as code it had run the
-    update on capture's values (no update at all, or a stale saved tensor)."""
+    fills in place: no recompile), the compiled update at a break otherwise; traced as
+    code it had run the update on capture's values (no update at all, or a stale saved
+    tensor)."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
     ref_model = copy.deepcopy(model)
@@ -242,6 +243,32 @@ def test_a_step_with_an_lr_scheduler_trains_as_eager(fullgraph, recwarn):
     assert not [w for w in recwarn if "lr_scheduler.step()" in str(w.message)]
     if fullgraph:
         assert counting.runs == 4 and len(counting.graphs) == 2
+    else:       # the break ran the compiled step (which runs a tensor lr's update eagerly)
+        from numtorch._aot.optimizer import STEPS
+        assert opt in STEPS
+
+
+def test_a_scheduled_step_at_a_break_is_compiled():
+    """Without fullgraph, a float lr: the update behind the scheduler's wrapper is traced
+    as the compiled step (Note [Compiled optimizer step]), once per lr value."""
+    from numtorch._aot.optimizer import STEPS
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    ref_model = copy.deepcopy(model)
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+                    for m in (model, ref_model))
+    sched, ref_sched = (torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5)
+                        for o in (opt, ref_opt))
+    step = torch.compile(_step(model, opt), backend="aot_eager")
+    x, y = _data()
+    for _ in range(4):
+        step(x, y)
+        _step(ref_model, ref_opt)(x, y)
+        sched.step()
+        ref_sched.step()
+        _assert_same_state(model, ref_model)
+    # first step (momentum made), then lr 0.1 and lr 0.05 with momentum: three traces
+    assert [s.traces for s in STEPS[opt].values()] == [3]
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
