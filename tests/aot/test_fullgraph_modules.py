@@ -336,8 +336,9 @@ def test_hook_order_is_pytorchs():
 def test_unsupported_hooks_are_refused(case, match):
     model = nn.Linear(6, 3)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    handle = None
     if case == "post_accumulate":
-        model.weight.register_post_accumulate_grad_hook(lambda p: None)
+        handle = model.weight.register_post_accumulate_grad_hook(lambda p: None)
     if case == "bad_return":
         model.bias.register_hook(lambda g: g.sum())
 
@@ -347,5 +348,9 @@ def test_unsupported_hooks_are_refused(case, match):
             out.register_hook(lambda g: g * 2)
         out.sum().backward()
         opt.step()
-    with pytest.raises(Exception, match=match):
-        torch.compile(step, fullgraph=True, backend="aot_eager")(_data()[0])
+    try:
+        with pytest.raises(Exception, match=match):
+            torch.compile(step, fullgraph=True, backend="aot_eager")(_data()[0])
+    finally:
+        if handle is not None:
+            handle.remove()     # the engine counts live registrations process-wide
