@@ -82,33 +82,49 @@ def _transpose_back(g_dims_in_order, ndim):
     return tuple(g_dims_in_order.index(d) for d in range(ndim))
 
 
-def _dot_vjp(g, out, x, y, *, contracting, batch):
-    (xc, yc), (xb, yb) = contracting, batch
-    nb = len(xb)
-    xf, yf = _free(x.ndim, xc, xb), _free(y.ndim, yc, yb)
-    g_batch = tuple(range(nb))
-    g_xfree = tuple(range(nb, nb + len(xf)))
-    g_yfree = tuple(range(nb + len(xf), nb + len(xf) + len(yf)))
+def _dot_vjp_plan(xnd, ynd, contracting, batch):
+    """The params of the two cotangent contractions and the permutations that put their
+    results back in the operands' dim order, for operands of these ranks (cached: the
+    rule runs on every matmul's backward)."""
+    key = (xnd, ynd, contracting, batch)
+    plan = _VJP_PLANS.get(key)
+    if plan is None:
+        (xc, yc), (xb, yb) = contracting, batch
+        nb = len(xb)
+        xf, yf = _free(xnd, xc, xb), _free(ynd, yc, yb)
+        g_batch = tuple(range(nb))
+        g_xfree = tuple(range(nb, nb + len(xf)))
+        g_yfree = tuple(range(nb + len(xf), nb + len(xf) + len(yf)))
+        x_order = list(xb) + xf + [xc[yc.index(d)] for d in sorted(yc)]
+        y_order = list(yb) + yf + [yc[xc.index(d)] for d in sorted(xc)]
+        x_perm, y_perm = _transpose_back(x_order, xnd), _transpose_back(y_order, ynd)
+        plan = _VJP_PLANS[key] = (
+            {"contracting": (g_yfree, tuple(yf)), "batch": (g_batch, tuple(yb))},
+            None if x_perm == tuple(range(xnd)) else x_perm,
+            {"contracting": (g_xfree, tuple(xf)), "batch": (g_batch, tuple(xb))},
+            None if y_perm == tuple(range(ynd)) else y_perm)
+    return plan
 
+
+_VJP_PLANS: dict = {}
+
+
+def _dot_vjp(g, out, x, y, *, contracting, batch):
+    x_params, x_perm, y_params, y_perm = _dot_vjp_plan(x.ndim, y.ndim, contracting, batch)
+
+    # The transpose primitive, not Tensor.permute: a cotangent needs no view bookkeeping.
     def grad_x():
-        r = dot_general.bind(g, _conj(y), contracting=(g_yfree, tuple(yf)), batch=(g_batch, tuple(yb)))
-        order = list(xb) + xf + [xc[yc.index(d)] for d in sorted(yc)]
-        return _maybe_transpose(r, _transpose_back(order, x.ndim))
+        r = dot_general.bind(g, _conj(y), **x_params)
+        return r if x_perm is None else _transpose.bind(r, permutation=x_perm)
 
     def grad_y():
-        r = dot_general.bind(g, _conj(x), contracting=(g_xfree, tuple(xf)), batch=(g_batch, tuple(xb)))
-        order = list(yb) + yf + [yc[xc.index(d)] for d in sorted(xc)]
-        return _maybe_transpose(r, _transpose_back(order, y.ndim))
+        r = dot_general.bind(g, _conj(x), **y_params)
+        return r if y_perm is None else _transpose.bind(r, permutation=y_perm)
     return grad_x, grad_y
 
 
 def _conj(t):
     return t.conj() if t.is_complex() else t
-
-
-def _maybe_transpose(t, perm):
-    # The primitive, not Tensor.permute: a cotangent needs no view bookkeeping.
-    return t if perm == tuple(range(len(perm))) else _transpose.bind(t, permutation=perm)
 
 
 def _dot_jvp(primals, tangents, *, contracting, batch):

@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from .._core.primitive import Primitive
+from .._core.primitive import STACK, Primitive
+from .._core.tensor import wrap
 from . import _special_math as _special
 from ._helpers import T, batch_all_to_front, same_shape
 
@@ -397,8 +398,29 @@ def _select_impl(c, x, y):
 
 select = Primitive("select", impl=_select_impl, shape=_where_shape)
 select.batch = _elementwise_batch(select)
-select.vjp = lambda g, out, c, x, y: (None, lambda: T.where(c, g, 0.0),
-                                      lambda: T.where(c, 0.0, g))
+select.vjp = lambda g, out, c, x, y: (None, lambda: _select_ct(c, g, True),
+                                      lambda: _select_ct(c, g, False))
+
+
+def _select_ct(c, g, where_true):
+    """``where(c, g, 0)`` (or ``where(c, 0, g)``): a select's cotangent, and every ReLU's.
+
+    In eager mode the operands already have one shape and g's dtype is the result's, so
+    the zero is bound directly as a broadcast view (`where` would promote, convert and
+    broadcast it); under transforms and on meta tensors, `where` does it."""
+    d = g._data
+    if d.__class__ is not np.ndarray or STACK or c._data.__class__ is not np.ndarray:
+        return T.where(c, g, 0.0) if where_true else T.where(c, 0.0, g)
+    zero = _ZERO.get(d.dtype)
+    if zero is None:
+        zero = _ZERO[d.dtype] = np.zeros((), d.dtype)
+    zero = np.ndarray(d.shape, d.dtype, zero, 0, (0,) * d.ndim)   # broadcast_in_dim's view
+    zero.flags.writeable = False
+    zero = wrap(zero)
+    return select.bind(c, g, zero) if where_true else select.bind(c, zero, g)
+
+
+_ZERO: dict = {}   # dtype -> a 0-d zero
 select.jvp = lambda p, t: (select.bind(*p), select.bind(
     p[0], *[ti if ti is not None else T.zeros_like(pi) for pi, ti in zip(p[1:], t[1:])]))
 

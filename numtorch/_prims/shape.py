@@ -51,13 +51,26 @@ def _bid_shape(x, *, shape, broadcast_dimensions):
 
 
 def _bid_vjp(g, out, x, *, shape, broadcast_dimensions):
-    kept = set(broadcast_dimensions)
-    summed = [d for d in range(len(shape)) if d not in kept]
-    stretched = [d for i, d in enumerate(broadcast_dimensions) if x.shape[i] == 1 and shape[d] != 1]
-    axes = tuple(sorted(summed + stretched))
+    xshape = tuple(x.shape)
+    # Every implicit broadcast's backward: cached per concrete shapes (symbolic ones could
+    # record guards when a lookup compares keys: Note [Comparing shapes]).
+    concrete = g._data.__class__ is np.ndarray and x._data.__class__ is np.ndarray
+    key = (xshape, shape, broadcast_dimensions)
+    axes = _BID_AXES.get(key) if concrete else None
+    if axes is None:
+        kept = set(broadcast_dimensions)
+        summed = [d for d in range(len(shape)) if d not in kept]
+        stretched = [d for i, d in enumerate(broadcast_dimensions)
+                     if xshape[i] == 1 and shape[d] != 1]
+        axes = tuple(sorted(summed + stretched))
+        if concrete and len(_BID_AXES) < 4096:
+            _BID_AXES[key] = axes
     if axes:
         g = reduce_sum.bind(g, axes=axes)
-    return (reshape.bind(g, new_shape=tuple(x.shape)) if tuple(g.shape) != tuple(x.shape) else g,)
+    return (reshape.bind(g, new_shape=xshape) if tuple(g.shape) != xshape else g,)
+
+
+_BID_AXES: dict = {}
 
 
 def _bid_batch(values, bdims, *, shape, broadcast_dimensions):
