@@ -8,6 +8,7 @@ methods that forward to it are attached by ``_ops/methods.py``.
 from __future__ import annotations
 
 import builtins as _builtins
+import operator
 
 import numpy as np
 from numpy import ndarray
@@ -460,6 +461,9 @@ def _rebuild(arr, requires_grad):
     return t
 
 
+_data_of = operator.attrgetter("_data")
+
+
 def eval_bind(prim, args, params):
     """The bottom interpreter: run ``prim.impl`` on NumPy arrays, or its shape rule on meta."""
     n = len(args)
@@ -474,7 +478,7 @@ def eval_bind(prim, args, params):
             return _meta_eval(prim, [x, y], params)
         out = prim.impl(x, y, **params) if params else prim.impl(x, y)
     else:
-        arrays = [a._data for a in args]
+        arrays = list(map(_data_of, args))   # no comprehension: a call in Python 3.11
         for d in arrays:
             if d.__class__ is not ndarray:
                 return _meta_eval(prim, arrays, params)

@@ -251,8 +251,30 @@ def _pow_dy(x, out):
     return T.where((x == 0) & (out == 0), T.zeros_like(x), T.log(x) * out)
 
 
+def _pow_x_ct(g, x, y):
+    """The cotangent of pow's base (Note [A constant exponent])."""
+    d = y._data
+    if (d.__class__ is np.ndarray and not y._requires_grad and d.dtype.kind == "f" and d.size
+            and not any(d.strides) and x._data.__class__ is np.ndarray):
+        c = d.item(0)
+        if c == 2:
+            return g * (x * 2)
+        if c != 0:
+            return g * (x ** (c - 1) * c)
+    return g * _pow_dx(x, y)
+
+
+# Note [A constant exponent]
+# `x ** 2` binds pow with the 2 broadcast to x's shape (primitives are strict). The general
+# derivative, where(y == 0, 0, y * x ** (y - 1)), binds six ops, and under
+# create_graph=True (MAML's inner steps) each is recorded and differentiated again. An
+# exponent that is one number broadcast (a read-only zero-stride array not requiring
+# grad: what the ops layer makes of a Python number) has PyTorch's scalar-exponent
+# derivative instead, c * x ** (c - 1), and x * 2 for c == 2 (x ** 1 is x); it reads the
+# number, so an exponent that could change or carry a gradient takes the general path.
+
 pow = binary("pow", _pow_impl,
-             vjp=lambda g, out, x, y: (lambda: g * _pow_dx(x, y), lambda: g * _pow_dy(x, out)))
+             vjp=lambda g, out, x, y: (lambda: _pow_x_ct(g, x, y), lambda: g * _pow_dy(x, out)))
 pow.jvp = lambda p, t: (lambda out: (out, _sum_tangents(
     None if t[0] is None else t[0] * _pow_dx(*p), None if t[1] is None else t[1] * _pow_dy(p[0], out),
     p[0])))(pow.bind(*p))
@@ -415,7 +437,7 @@ def _select_ct(c, g, where_true):
     if zero is None:
         zero = _ZERO[d.dtype] = np.zeros((), d.dtype)
     zero = np.ndarray(d.shape, d.dtype, zero, 0, (0,) * d.ndim)   # broadcast_in_dim's view
-    zero.flags.writeable = False
+    zero.setflags(write=False)
     zero = wrap(zero)
     return select.bind(c, g, zero) if where_true else select.bind(c, zero, g)
 
