@@ -200,10 +200,25 @@ def _backward(interp, outputs, cotangents, inputs, retain_graph=False):
             roots.append(o)
             seeds.append(ones_like(o._data.primal) if cotangents is None else cotangents[i])
     if not roots:
-        return [zeros_like(x._data.primal) for x in inputs]
+        return [_zero_grad(interp, x) for x in inputs]
     grads = engine.run_backward(roots, seeds, retain_graph=retain_graph, create_graph=True,
                                 inputs=inputs, accumulate=False, allow_unused=True)
-    return [g if g is not None else zeros_like(x._data.primal) for g, x in zip(grads, inputs)]
+    return [g if g is not None else _zero_grad(interp, x) for g, x in zip(grads, inputs)]
+
+
+# Note [Inputs written in place]
+# A function may write one of its inputs in place: BatchNorm in training mode updates its
+# running statistics under no_grad. The write rebinds the lifted input's payload (Note
+# [Effects]) to a value this level does not track: a lower-level tensor, not a
+# GradTracer. The output then does not depend on the input's value before the write, so
+# its gradient is zeros of the lower-level value's shape, read from whatever the input
+# holds now. (PyTorch refuses to differentiate batch_norm with respect to its running
+# statistics at all; functorch's vjp of a function writing an input without it returns
+# zeros, as here.)
+
+def _zero_grad(interp, x):
+    """Zeros for a lifted input nothing reached (Note [Inputs written in place])."""
+    return zeros_like(x._data.primal if interp.mine(x) else x)
 
 
 def vjp(func, *primals, has_aux=False):

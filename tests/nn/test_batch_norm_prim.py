@@ -105,3 +105,24 @@ def test_bad_operands_are_named():
                         eps=1e-5)
     with pytest.raises(RuntimeError, match="floating point input"):
         F.batch_norm(nt.ones(2, 3, dtype=nt.int64), None, None, training=True)
+
+
+def test_func_vjp_of_training_batch_norm_with_running_stats_as_inputs():
+    """func.vjp through a function that writes its running-statistics inputs in place
+    (Note [Inputs written in place]): the gradients of x and bias agree with the same
+    function without the running statistics (PyTorch's), and those of the statistics,
+    which the output does not read in training mode, are zeros."""
+    from numtorch.func import vjp
+    x, b = nt.randn(3, 2, 4), nt.randn(2)
+    rm, rv = nt.randn(2), nt.rand(2) + 0.5
+    ct = nt.randn(3, 2, 4)
+    out, fn = vjp(lambda x, rm, rv, b: F.batch_norm(x, rm, rv, bias=b, training=True,
+                                                    momentum=0.3), x, rm, rv, b)
+    gx, grm, grv, gb = fn(ct)
+    out_ref, fn_ref = vjp(lambda x, b: F.batch_norm(x, None, None, bias=b, training=True), x, b)
+    gx_ref, gb_ref = fn_ref(ct)
+    np.testing.assert_allclose(out.numpy(), out_ref.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(gx.numpy(), gx_ref.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gb.numpy(), ct.numpy().sum((0, 2)), rtol=1e-5)
+    assert grm.shape == rm.shape and grv.shape == rv.shape
+    assert not grm.numpy().any() and not grv.numpy().any()

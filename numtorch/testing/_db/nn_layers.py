@@ -9,7 +9,7 @@ import numpy as np
 import numtorch.nn.functional as F
 from numtorch._core import dtypes as _dt
 
-from ..opinfo import SAME, FLOATING, OpInfo, SampleInput, make, register, xfail
+from ..opinfo import SAME, FLOATING, OpInfo, SampleInput, make, register
 
 
 def _functional(name, **kw):
@@ -104,11 +104,7 @@ register(
     _functional("group_norm", sample_inputs=_group_norm_samples, dtypes=FLOATING,
                 result_dtype=SAME),
     _functional("batch_norm", ref=_batch_norm_ref, sample_inputs=_batch_norm_samples,
-                dtypes=FLOATING, result_dtype=SAME,
-                skips=(xfail("jvp_vjp", "func.vjp of a function that writes one of its "
-                             "inputs in place (the running statistics) loses that input's "
-                             "tracer: AttributeError in func/_grad.py's _backward (ir/train)",
-                             samples=(4,)),)),
+                dtypes=FLOATING, result_dtype=SAME),
     _functional("one_hot", sample_inputs=_one_hot_samples, dtypes=(_dt.int64,),
                 result_dtype=lambda s: _dt.int64, supports_grad=False),
     _functional("interpolate", sample_inputs=_interpolate_samples, dtypes=FLOATING,
