@@ -204,3 +204,34 @@ add("MLP 784-512-256-10 SGD step (b=128)", "training", target=("torch", 1.2),
     note="" if has_nn() else "numtorch.nn missing: numtorch column uses raw tensors",
     numtorch=_numtorch_mlp_step, numpy=_mlp_step_numpy,
     torch=lambda: _mlp_step_nn("torch"), jax=_mlp_step_jax)
+
+
+# -- the SGD update alone (opt.step() over the MLP's 535K parameters) --------------------
+# The step's update part, apart from forward and backward: NumPy needs two passes per
+# parameter (lr * g, then p -= that), where PyTorch's foreach kernel makes one.
+
+def _sgd_update(lib):
+    m = module(lib)
+    model = sequential_mlp(lib, MLP)
+    for p in model.parameters():
+        p.grad = m.full_like(p, 1e-3)
+    opt = m.optim.SGD(model.parameters(), lr=LR)
+    return opt.step
+
+
+def _sgd_update_numpy():
+    weights = mlp_weights(MLP)
+    grads = [(np.full_like(W, 1e-3), np.full_like(b, 1e-3)) for W, b in weights]
+    lr = np.float32(LR)
+
+    def step():
+        for (W, b), (gW, gb) in zip(weights, grads):
+            W -= lr * gW
+            b -= lr * gb
+    return step
+
+
+add("SGD update, MLP 784-512-256-10 (535K params)", "training",
+    note="opt.step() alone; NumPy: p -= lr * g per parameter",
+    numtorch=lambda: _sgd_update("numtorch"), numpy=_sgd_update_numpy,
+    torch=lambda: _sgd_update("torch"))

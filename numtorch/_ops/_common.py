@@ -316,6 +316,22 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
     return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
 
 
+# Note [Large elementwise ops run on one thread]
+# PyTorch splits a large elementwise op over its intra-op threads; NumPy's ufuncs run on
+# the calling thread, which is why `x + y` on 1000x1000 float32 takes about 2x PyTorch's
+# time on a quiet 2-core machine (152 us against 79). Splitting the call over a small
+# persistent thread pool (ufuncs release the GIL) was measured and is not done, by
+# decision: on the shared machine this project runs on (2 cores, load 8.3; each half
+# `np.add(a[i:j], b[i:j], out=out[i:j])` submitted to a 2-worker ThreadPoolExecutor,
+# medians of 200 calls) the split version was slower at every size: 42 against 14 us at
+# 1e5 elements, 233 against 150 us at 1e6, 12.0 against 2.0 ms (wall) at 4e6, because a
+# worker waits for a core the other processes hold; the compile backend's OpenMP kernels
+# showed the same on this machine (Note [OpenMP and BLAS threads], _inductor/build.py:
+# an SGD update 9.1-10.2 ms on 2 threads against 2.7-2.8 ms on 1 at load 8.7). Eager ops
+# therefore stay on one thread; code that wants both cores for large elementwise work
+# compiles it (`numtorch.compile`), where NUMTORCH_NUM_THREADS governs the kernels'
+# threads. An opt-in eager pool under the same variable is not built.
+
 _BROADCASTS: dict = {}   # (shape, shape) -> their broadcast shape, for pairs that broadcast
 
 
