@@ -26,7 +26,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .scheduler import C_TYPES, Kernel, dtype_of, shape_of
-from . import config, launcher
+from . import config, gemm, launcher
 
 PRELUDE = r"""
 #include <stdint.h>
@@ -717,9 +717,17 @@ def generate(sched, buffers, prefix=""):
         lines = em.function()
         launch.add(em.kernel.index, lines, em.args)
     segments, current = [], []
-    for step in sched.steps:
+    threshold = (config.cpp.parallel_threshold_with_blas if _calls_blas(sched)
+                 else config.cpp.parallel_threshold)
+    for i, step in enumerate(sched.steps):
         if isinstance(step, Kernel):
             current.append(step.index)
+        elif (p := gemm.plan(step)) is not None:     # Note [Small products in C], gemm.py
+            name, args = f"{prefix}gemm{i}", [step.ins[0], step.ins[1], step.outs[0]]
+            for v in args:
+                buffers.name(v)
+            launch.add(name, gemm.function(name, step, p, threshold), args)
+            current.append(name)
         elif current:
             segments.append(current)
             current = []

@@ -40,4 +40,7 @@ class cpp:
     # bytes a kernel must store before it writes with non-temporal stores; None: a quarter
     # of the last-level cache (Note [Streaming stores], codegen.py)
     stream_threshold = None
+    # small matrix products (dot_general) run as loops in the graph's library instead of
+    # NumPy/BLAS externs (Note [Small products in C], gemm.py); False: all are externs
+    small_products = True
     wait_policy = "passive"      # OMP_WAIT_POLICY unless set (Note [OpenMP and BLAS threads])

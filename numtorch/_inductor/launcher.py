@@ -135,7 +135,7 @@ class Launcher:
         builds]). ``segments`` lists, per segment, its kernels' indices in order."""
         p, out = self.prefix, []
         for lines, also in zip(self.functions, self.also):
-            note = (f"/* also runs {', '.join(f'kernel{k}' for k in also)} "
+            note = (f"/* also runs {', '.join(k if isinstance(k, str) else f'kernel{k}' for k in also)} "
                     "(the same code on other buffers) */\n") if also else ""
             out.append(note + "\n".join(lines) + "\n")
         calls, starts, self.segment_buffers = [], [0], []

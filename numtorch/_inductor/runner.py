@@ -25,7 +25,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .._core.tensor import wrap
-from . import build, codegen, config, numpy_codegen, simplify
+from . import build, codegen, config, gemm, numpy_codegen, simplify
 from .scheduler import Kernel, schedule
 
 log = logging.getLogger("numtorch._inductor")
@@ -41,7 +41,9 @@ class CompiledGraph:
     """A graph compiled to C kernels; call it with the graph's flat input tensors.
 
     ``source`` is the generated C, ``python_code`` the per-call path, ``kernel_count`` the
-    number of fused kernels and ``extern_count`` the NumPy calls between them. ``run`` is
+    number of fused kernels, ``product_count`` the small matrix products run in C beside
+    them (Note [Small products in C], gemm.py) and ``extern_count`` the NumPy calls
+    between them. ``run`` is
     the generated per-call function itself (what calling this object runs): callers on a
     hot path (the inductor backend of compile) call it and skip one Python call.
     """
@@ -51,7 +53,9 @@ class CompiledGraph:
         self._fn = self.run = fn
         self.kind = kind      # "c": kernels; "numpy": the fallback (Note [Fused NumPy code])
         self.kernel_count = len(sched.kernels) if sched is not None else 0
-        self.extern_count = sum(1 for s in sched.steps if not isinstance(s, Kernel)) if sched else 0
+        in_c = _in_c(sched) if sched is not None and kind == "c" else set()
+        self.product_count = len(in_c) - self.kernel_count if in_c else 0
+        self.extern_count = len(sched.steps) - len(in_c) if sched else 0
 
     def __call__(self, *args):
         return self._fn(*args)
@@ -59,7 +63,8 @@ class CompiledGraph:
     def __repr__(self):
         if self.kind == "numpy":
             return f"<CompiledGraph {self.graph.name}: NumPy code, no C compiler>"
-        return f"<CompiledGraph {self.graph.name}: {self.kernel_count} kernels, {self.extern_count} externs>"
+        products = f"{self.product_count} products, " if self.product_count else ""
+        return f"<CompiledGraph {self.graph.name}: {self.kernel_count} kernels, {products}{self.extern_count} externs>"
 
 
 def compile_graph(graph, example_inputs=None, *, options=None):
@@ -134,7 +139,7 @@ def _build(parts):
     whose C fails alone runs as NumPy code (a logged error, never a failure of the
     program; if the compiler cannot build even a trivial library, it is declared broken
     once, with a warning, and every later graph goes to NumPy without trying)."""
-    if not any(p[1].kernels for p in parts):
+    if not any(_in_c(p[1]) for p in parts):
         return [None] * len(parts)
     sources = [p[-1] for p in parts]
     try:
@@ -278,9 +283,12 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
         names[id(c)] = f"_c{j}"
     reads = used | {id(v) for s in sched.steps if not isinstance(s, Kernel) for v in s.ins}
     lines += numpy_codegen.const_reads(graph, ns, contiguous=True, used=reads)
-    escapes, kept = _escaping(graph, sched), []
+    in_c = _in_c(sched)       # steps the segments run: kernels and small products
+    computed = set(sched.comps) | {id(sched.steps[i].outs[0]) for i in in_c
+                                   if not isinstance(sched.steps[i], Kernel)}
+    escapes, kept = _escaping(graph, sched, in_c), []
     for v in buffers.order:
-        if id(v) in sched.comps:
+        if id(v) in computed:
             names[id(v)] = n = buffers.names[id(v)]
             if id(v) not in escapes:
                 kept.append(v)        # Note [Kernel temporaries are kept]
@@ -291,7 +299,7 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
             names[id(v)] = buffers.names[id(v)]
             lines.append(f"{buffers.names[id(v)]} = _dummy")
     direct = False
-    if lib is not None and sched.kernels:
+    if lib is not None and in_c:
         lines.insert(0, "if _cfg.threads != _state[0]: _state[0] = _cfg.threads; _set_threads(_cfg.threads)")
         ns["_state"], ns["_set_threads"] = [None], lib.nt_set_threads
         if (direct := _reads_objects(lib)):      # Note [Segments as data], launcher.py: (segment, tuple of arrays)
@@ -303,8 +311,8 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
     seg = 0
     roots, writes = {}, []   # the chains of writes; the lines performing them
     for i, step in enumerate(sched.steps):
-        if isinstance(step, Kernel):
-            if i and isinstance(sched.steps[i - 1], Kernel):
+        if i in in_c:
+            if i - 1 in in_c:
                 continue          # the same entry point runs consecutive kernels
             arrays = [names[id(v)] for v in segments[seg]]
             if direct:
@@ -361,11 +369,18 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
 # extern's result may view (an extern's output is assumed to alias its inputs), are fresh
 # per call. A call while another is running (a thread, re-entry) gets fresh buffers (a
 # non-blocking lock decides).
-def _escaping(graph, sched):
+def _in_c(sched):
+    """Positions in ``sched.steps`` of what the library runs: the kernels, and the products
+    codegen.generate put in its segments (Note [Small products in C], gemm.py)."""
+    return {i for i, s in enumerate(sched.steps) if isinstance(s, Kernel) or gemm.plan(s)}
+
+
+def _escaping(graph, sched, in_c):
     """ids of the values whose memory a graph output may share (Note [Kernel temporaries
-    are kept]): the outputs, and through externs (backwards) their inputs."""
+    are kept]): the outputs, and through NumPy externs (backwards) their inputs."""
     escapes = {id(o) for o in graph.outputs if isinstance(o, Var)}
-    for step in reversed(sched.steps):
-        if not isinstance(step, Kernel) and any(id(v) in escapes for v in step.outs):
+    for i in reversed(range(len(sched.steps))):
+        step = sched.steps[i]
+        if i not in in_c and any(id(v) in escapes for v in step.outs):
             escapes.update(id(v) for v in step.ins)
     return escapes

@@ -21,8 +21,16 @@ from numtorch.testing import assert_close
 needs_cc = pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
 
 
+@pytest.fixture
+def matmul_externs(monkeypatch):
+    """Small products are NumPy externs again (Note [Small products in C], gemm.py), so
+    that they separate segments."""
+    monkeypatch.setattr(config.cpp, "small_products", False)
+
+
 def _three_steps(x, w):
-    """Three identical pointwise kernels on other buffers, separated by matmuls (externs)."""
+    """Three identical pointwise kernels on other buffers, separated by matmuls (externs
+    under ``matmul_externs``)."""
     for _ in range(3):
         x = torch.tanh(x * 0.5 + 1) @ w
     return x
@@ -42,7 +50,7 @@ def test_kernel_key_ignores_names_and_comments_only():
 
 
 @needs_cc
-def test_identical_kernels_are_one_function():
+def test_identical_kernels_are_one_function(matmul_externs):
     """Note [One function per distinct kernel]: the three kernels run one C function, on
     their own buffers, with eager's results."""
     x, w = torch.randn(6, 5), torch.randn(5, 5) * 0.3
@@ -56,7 +64,7 @@ def test_identical_kernels_are_one_function():
 
 
 @needs_cc
-def test_segments_take_their_own_buffers_only():
+def test_segments_take_their_own_buffers_only(matmul_externs):
     """Note [Segments as data]: each segment's call passes the buffers its kernels use."""
     x, w = torch.randn(6, 5), torch.randn(5, 5) * 0.3
     c = compile_graph(make_graph(_three_steps)(x, w))
@@ -68,12 +76,15 @@ def test_segments_take_their_own_buffers_only():
 
 
 @needs_cc
-def test_pointer_array_path_gives_the_same_results(monkeypatch):
-    """Where the tuple/array layout probe disagrees, the runner passes data pointers."""
+@pytest.mark.parametrize("small_products", [False, True])
+def test_pointer_array_path_gives_the_same_results(monkeypatch, small_products):
+    """Where the tuple/array layout probe disagrees, the runner passes data pointers (to
+    segments of kernels between externs, or of kernels and products)."""
     monkeypatch.setattr(runner, "_reads_objects", lambda lib: False)
+    monkeypatch.setattr(config.cpp, "small_products", small_products)
     x, w = torch.randn(6, 5), torch.randn(5, 5) * 0.3
     c = compile_graph(make_graph(_three_steps)(x, w))
-    assert ".ctypes.data" in c.python_code
+    assert ".ctypes.data" in c.python_code and c.product_count == 3 * small_products
     assert_close(c(x, w), (_three_steps(x, w),))
 
 

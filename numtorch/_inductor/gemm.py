@@ -1,0 +1,169 @@
+"""Small contractions in C: which ``dot_general`` externs run inside a segment, and their C.
+
+A ``dot_general`` is an extern (NumPy's BLAS) unless ``plan`` finds it small enough to run
+as a loop in the graph's library (Note [Small products in C]); then codegen.generate puts
+it in the segment table like a kernel (Note [Segments as data], launcher.py) and the
+runner neither calls NumPy for it nor ends a segment at it. This module decides which
+products qualify and writes their C; it does not schedule, build or run anything.
+
+Note [Small products in C]
+The compiled MAML step (32 tasks x 5 inner steps of an MLP 1-40-40-1) has 118 batched
+products of 10x40-sized matrices. As NumPy externs each cost a Python call, a fresh
+output array and one BLAS call per task (np.matmul loops over the batch): 57 µs per
+product under cProfile, 3.5 ms of the 7.5-8.5 ms step, and every product ended a segment
+(62 ctypes calls). BLAS's per-call overhead is what it costs at these sizes, not the
+arithmetic: 32 x 10x40x40 takes 30 µs through np.matmul, and np.matmul of a transposed
+batch (``a.mT @ a``, the weight gradient) takes its non-BLAS loop, 45-70 µs. A product whose
+right operand (K x N) fits in L2 (``ROWS_BYTES``; if it is not row-major it is first
+packed, and then must fit in L1, ``PACK_BYTES``) and whose matrices are small
+(``MAX_WORK`` multiply-adds each) runs here instead: for each
+batch index, a block of output rows accumulates ``out[m, :] += x[m, k] * y[k, :]`` for k
+in order, vectorised fused multiply-adds over the rows (Note [Register blocks]). The
+whole MAML step is now one segment (one ctypes call) and its products take 2.5 ms less CPU. Each output element is one sequential sum over k, as a
+BLAS kernel computes it in float32 (not the kernels' double accumulation, Note [Exact math
+in kernels], codegen.py: products follow BLAS, which eager uses); the order is fixed by
+the source, so the bits are the same at any thread count. Larger products stay BLAS
+externs, whose blocking wins there (the MLP step's 128x784x512).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core.ir import Const, Var
+from . import config
+from .scheduler import dtype_of, shape_of
+
+PACK_BYTES = 32 * 1024       # the right operand's packed copy: L1-sized, on the stack
+ROWS_BYTES = 256 * 1024      # a row-major right operand read in place: L2-sized
+MAX_WORK = 1 << 20           # multiply-adds per matrix; above, BLAS's blocking pays
+_TYPES = {"float32": ("float", "fmaf"), "float64": ("double", "fma")}
+
+
+def _merged(shape, strides, dims):
+    """(size, stride) of ``dims`` of an array viewed as one dimension, or None when they
+    cannot be one (strided) dimension. No dims: size 1."""
+    dims = [d for d in dims if shape[d] != 1]
+    size = math.prod(shape[d] for d in dims)
+    if not dims:
+        return 1, 0
+    for a, b in zip(dims, dims[1:]):
+        if strides[a] != strides[b] * shape[b]:
+            return None
+    return size, strides[dims[-1]]
+
+
+def _contiguous_strides(shape):
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return out[::-1]
+
+
+def plan(step):
+    """(B, M, N, K, x strides (b, m, k), y strides (b, k, n), C type, fma) when the
+    ``dot_general`` extern ``step`` runs in C (Note [Small products in C]; not with
+    ``config.cpp.small_products`` off), else None.
+    Strides count elements of the operands' C-contiguous arrays."""
+    if (not config.cpp.small_products or getattr(step.prim, "name", None) != "dot_general"
+            or len(step.ins) != 2):
+        return None
+    x, y = step.ins
+    out = step.outs[0]
+    if not all(isinstance(v, (Var, Const)) for v in (x, y)):
+        return None
+    dts = {np.dtype(dtype_of(v)).name for v in (x, y)}
+    if len(dts) != 1 or (dt := dts.pop()) not in _TYPES or np.dtype(out.dtype).name != dt:
+        return None
+    xs, ys = tuple(shape_of(x)), tuple(shape_of(y))
+    if not all(type(n) is int for n in xs + ys + tuple(out.shape)) or 0 in xs + ys:
+        return None
+    (xc, yc), (xb, yb) = step.params["contracting"], step.params["batch"]
+    xf = [d for d in range(len(xs)) if d not in xc and d not in xb]
+    yf = [d for d in range(len(ys)) if d not in yc and d not in yb]
+    xst, yst = _contiguous_strides(xs), _contiguous_strides(ys)
+    parts = [_merged(xs, xst, xb), _merged(xs, xst, xf), _merged(xs, xst, xc),
+             _merged(ys, yst, yb), _merged(ys, yst, yc), _merged(ys, yst, yf)]
+    if any(p is None for p in parts):
+        return None
+    (B, xsb), (M, xsm), (K, xsk), (_, ysb), (_, ysk), (N, ysn) = parts
+    pack = ysn != 1 and N > 1
+    if K * N * np.dtype(dt).itemsize > (PACK_BYTES if pack else ROWS_BYTES) or M * N * K > MAX_WORK:
+        return None
+    return B, M, N, K, (xsb, xsm, xsk), (ysb, ysk, ysn), *_TYPES[dt]
+
+
+def function(name, step, p, threshold):
+    """The C lines of a segment-table function (``void name(void *const *b)``, b holding
+    x, y and the output) computing the product planned as ``p``; it runs its batch on
+    ``nt_threads`` threads when the work is above ``threshold`` multiply-adds
+    (Note [Register blocks])."""
+    B, M, N, K, (xsb, xsm, xsk), (ysb, ysk, ysn), t, fma = p
+    # rows r and vector columns c: out[m, n] (c = n), or out's transpose (c = m) when m
+    # fills vectors better; s[r, k] is read as scalars, v[k, c] as rows
+    if N % 8 == 0 or N >= M:
+        R, C, (s, ssb, ssr, ssk), (v, vsb, vsk, vsc), orr, oc = \
+            M, N, ("x", xsb, xsm, xsk), ("y", ysb, ysk, ysn), N, 1
+    else:
+        R, C, (s, ssb, ssr, ssk), (v, vsb, vsk, vsc), orr, oc = \
+            N, M, ("y", ysb, ysn, ysk), ("x", xsb, xsk, xsm), 1, N
+    chunks = -(-C * (4 if t == "float" else 8) // 32)      # 256-bit vectors per row
+    rows = max(1, min(R, 12 // chunks))
+    parallel = B > 1 and B * M * N * K > threshold
+    lines = [f"NT_KERNEL void {name}(void *const *b) {{",
+             f"    /* dot_general {tuple(shape_of(step.ins[0]))} x {tuple(shape_of(step.ins[1]))} "
+             f"{step.params}: "
+             "Note [Small products in C] (gemm.py) */",
+             f"    const {t} *restrict x = b[0], *restrict y = b[1];",
+             f"    {t} *restrict o = b[2];"]
+    lines += ["    #pragma omp parallel for schedule(static) num_threads(nt_threads)"] * parallel
+    lines += [f"    for (int64_t i = 0; i < {B}; i++) {{",
+              f"        const {t} *restrict si = {s} + i * {ssb};",
+              f"        {t} *restrict oi = o + i * {M * N};"]
+    if vsc != 1 and C > 1:
+        lines += [f"        {t} vi[{K * C}];",
+                  f"        for (int64_t k = 0; k < {K}; k++)",
+                  f"            for (int64_t c = 0; c < {C}; c++) "
+                  f"vi[k * {C} + c] = {v}[i * {vsb} + k * {vsk} + c * {vsc}];"]
+        vsk = C
+    else:
+        lines.append(f"        const {t} *restrict vi = {v} + i * {vsb};")
+
+    def block(r0, count):
+        acc = [f"{t} acc[{count}][{C}];",
+               f"for (int64_t j = 0; j < {count}; j++)",
+               "    #pragma omp simd",
+               f"    for (int64_t c = 0; c < {C}; c++) acc[j][c] = 0;",
+               f"for (int64_t k = 0; k < {K}; k++) {{",
+               f"    const {t} *restrict vk = vi + k * {vsk};",
+               f"    for (int64_t j = 0; j < {count}; j++) {{",
+               f"        const {t} a = si[({r0} + j) * {ssr} + k * {ssk}];",
+               "        #pragma omp simd",
+               f"        for (int64_t c = 0; c < {C}; c++) acc[j][c] = {fma}(a, vk[c], acc[j][c]);",
+               "    }", "}",
+               f"for (int64_t j = 0; j < {count}; j++)",
+               "    #pragma omp simd",
+               f"    for (int64_t c = 0; c < {C}; c++) oi[({r0} + j) * {orr} + c * {oc}] = acc[j][c];"]
+        return acc
+
+    full = R - R % rows
+    if full:
+        lines += [f"        for (int64_t r = 0; r < {full}; r += {rows}) {{"]
+        lines += ["            " + line for line in block("r", rows)] + ["        }"]
+    if R % rows:
+        lines += ["        {"] + ["            " + line for line in block(full, R % rows)] + ["        }"]
+    return lines + ["    }", "}"]
+
+
+# Note [Register blocks]
+# Each output element is a chain of K dependent fused multiply-adds; a loop that finishes
+# one output row before the next waits on the FMA latency (a 10-wide row: 355 µs for the
+# 32 x 40x10x40 product, against 49 µs in NumPy). So a block of ``rows`` output rows keeps
+# its accumulators (``rows`` x C values, about 12 vector registers) while k runs, giving
+# that many independent chains: 11-12 µs for the same product. The vector dimension C is
+# the output's last (n) unless m fills vectors better (the 40x10 outputs of a weight
+# gradient's transpose); then the block computes the transposed tile and stores it
+# transposed. The summation order per element is still k = 0, 1, ...: blocking changes
+# which elements are computed together, not how one is summed.

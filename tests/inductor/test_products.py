@@ -1,0 +1,127 @@
+"""Small matrix products run in the graph's library (Note [Small products in C], gemm.py).
+
+Each product is checked against NumPy's einsum in float64 (an independent reference),
+that it really ran in C (``product_count``), that its bits do not depend on the thread
+count, and that outputs handed back are never overwritten by a later call. Skipped, not
+failed, without a C compiler.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import pytest
+
+import numtorch as torch
+from numtorch._inductor import build, compile_graph, config
+from numtorch._prims.contraction import dot_general
+from numtorch.func import make_graph
+
+needs_cc = pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
+
+LETTERS = "abcdefgh"
+
+
+def _einsum_spec(xs, ys, contracting, batch):
+    """The einsum string of a dot_general (batch, x free, y free: JAX's order)."""
+    (xc, yc), (xb, yb) = contracting, batch
+    x, y = list(LETTERS[:len(xs)]), [None] * len(ys)
+    for a, b in zip(xc + xb, yc + yb):
+        y[b] = x[a]
+    fresh = iter(LETTERS[len(xs):])
+    y = [c or next(fresh) for c in y]
+    out = [x[d] for d in xb] + [x[d] for d in range(len(xs)) if d not in xc + xb] + \
+          [y[d] for d in range(len(ys)) if d not in yc + yb]
+    return f"{''.join(x)},{''.join(y)}->{''.join(out)}"
+
+
+CASES = [  # x shape, y shape, contracting, batch
+    ((32, 10, 40), (32, 40, 40), ((2,), (1,)), ((0,), (0,))),     # bmm
+    ((32, 10, 40), (32, 40, 40), ((2,), (2,)), ((0,), (0,))),     # x @ w.mT (packed)
+    ((32, 10, 40), (32, 10, 40), ((1,), (1,)), ((0,), (0,))),     # x.mT @ y (weight grad)
+    ((32, 40, 40), (32, 10, 40), ((1,), (2,)), ((0,), (0,))),     # 40x10 out: transposed tile
+    ((32, 10, 40), (32, 40, 1), ((2,), (1,)), ((0,), (0,))),      # matrix-vector
+    ((32, 10, 1), (32, 1, 40), ((2,), (1,)), ((0,), (0,))),       # outer products, K = 1
+    ((32, 10, 40), (32, 10, 40), ((0, 1), (0, 1)), ((), ())),     # two contracted dims
+    ((32, 10, 40), (40, 40), ((2,), (1,)), ((), ())),             # nn.Linear: x @ w.T
+    ((7, 13), (13, 5), ((1,), (0,)), ((), ())),                   # odd sizes: tail blocks
+    ((3, 5, 7, 2), (3, 5, 7, 4), ((2,), (2,)), ((0, 1), (0, 1))),  # two batch dims
+]
+
+
+def _product(contracting, batch):
+    return lambda x, y: dot_general.bind(x, y, contracting=contracting, batch=batch)
+
+
+@needs_cc
+@pytest.mark.parametrize("xs, ys, contracting, batch", CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_small_products_match_einsum(xs, ys, contracting, batch, dtype,
+                                     same_bits_at_one_and_two_threads):
+    rng = np.random.default_rng(len(xs) + sum(ys))
+    xa, ya = (rng.standard_normal(s).astype(dtype) for s in (xs, ys))
+    x, y = torch.tensor(xa), torch.tensor(ya)
+    c = compile_graph(make_graph(_product(contracting, batch))(x, y))
+    assert (c.product_count, c.extern_count) == (1, 0), c
+    # a graph-level work threshold of 0 makes the batch loop parallel where there is one
+    out = same_bits_at_one_and_two_threads(c, x, y)[0].numpy()
+    ref = np.einsum(_einsum_spec(xs, ys, contracting, batch), xa.astype(np.float64),
+                    ya.astype(np.float64))
+    assert out.dtype == np.dtype(dtype) and out.shape == ref.shape
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+@needs_cc
+def test_products_between_kernels_and_fresh_outputs():
+    """A product feeding kernels, kernels feeding a product, in one segment; the returned
+    tensors are not overwritten by the next call (kept buffers are temporaries only)."""
+    def f(x, w):
+        h = torch.tanh(x @ w + 1)            # product, then a kernel
+        return h @ w.T, (h * 2).sum(-1)      # a product of a kernel's output; a reduction
+    x, w = torch.randn(16, 24), torch.randn(24, 24) * 0.2
+    c = compile_graph(make_graph(f)(x, w))
+    assert c.product_count == 2 and c.extern_count == 0, c
+    assert c.python_code.count("_seg(") == 1, c.python_code
+    first = c(x, w)
+    saved = [t.numpy().copy() for t in first]
+    x2 = torch.randn(16, 24)
+    second = c(x2, w)
+    for t, s in zip(first, saved):
+        np.testing.assert_array_equal(t.numpy(), s)
+    for got, want in zip(second, f(x2, w)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+    assert not np.shares_memory(first[0].numpy(), second[0].numpy())
+
+
+@needs_cc
+def test_large_products_stay_blas_externs(monkeypatch):
+    x, w = torch.randn(128, 784), torch.randn(784, 512)     # the MLP step's first layer
+    c = compile_graph(make_graph(lambda x, w: torch.relu(x @ w))(x, w))
+    assert (c.product_count, c.extern_count) == (0, 1), c
+    monkeypatch.setattr(config.cpp, "small_products", False)
+    x, w = torch.randn(8, 8), torch.randn(8, 8)
+    c = compile_graph(make_graph(lambda x, w: torch.relu(x @ w))(x, w))
+    assert (c.product_count, c.extern_count) == (0, 1), c
+    np.testing.assert_allclose(c(x, w)[0].numpy(), np.maximum(x.numpy() @ w.numpy(), 0),
+                               rtol=1e-6)
+
+
+@needs_cc
+def test_integer_and_complex_products_stay_externs():
+    for dtype in (torch.int64, torch.complex64):
+        x = torch.ones(4, 4, dtype=dtype)
+        c = compile_graph(make_graph(lambda a: a @ a)(x))
+        assert c.product_count == 0 and c.extern_count == 1, c
+
+
+@needs_cc
+def test_batch_dims_that_are_not_one_stride_stay_externs():
+    """y's batch dims 0 and 2 are not one strided dimension of its array: NumPy runs it."""
+    xs, ys, contracting, batch = (3, 5, 7, 2), (3, 7, 5, 4), ((2,), (1,)), ((0, 1), (0, 2))
+    xa, ya = np.random.default_rng(1).standard_normal(xs), np.random.default_rng(2).standard_normal(ys)
+    x, y = torch.tensor(xa), torch.tensor(ya)
+    c = compile_graph(make_graph(_product(contracting, batch))(x, y))
+    assert (c.product_count, c.extern_count) == (0, 1), c
+    np.testing.assert_allclose(c(x, y)[0].numpy(),
+                               np.einsum(_einsum_spec(xs, ys, contracting, batch), xa, ya),
+                               rtol=1e-12)
