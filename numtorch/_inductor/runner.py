@@ -26,7 +26,7 @@ import numpy as np
 from .._core.ir import Const, Var
 from .._core.tensor import wrap
 from . import build, codegen, config, gemm, numpy_codegen, simplify
-from .scheduler import Kernel, schedule
+from .scheduler import Kernel, dtype_of, schedule
 
 log = logging.getLogger("numtorch._inductor")
 output_code_log = logging.getLogger("numtorch._inductor.output_code")
@@ -237,10 +237,11 @@ def _contiguous(a):
     return a if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(a.shape)
 
 
-def _matmul_call(step, ins):
+def _matmul_call(step, ins, out=None):
     """``np.matmul`` with transposes for a dot_general of two matrices contracting one
     dim each (nn.Linear's ``x @ w.T``): what ``dot_general``'s impl computes for it, with
-    its general reshaping (about 1 µs a call) done here, once."""
+    its general reshaping (about 1 µs a call) done here, once; ``out``: the name of the
+    kept array it writes (Note [Extern outputs are kept])."""
     if step.prim.name != "dot_general" or step.params["batch"] != ((), ()):
         return None
     xc, yc = step.params["contracting"]
@@ -249,7 +250,7 @@ def _matmul_call(step, ins):
         return None
     a = ins[0] if xc[0] == 1 else f"{ins[0]}.T"
     b = ins[1] if yc[0] == 0 else f"{ins[1]}.T"
-    return f"_np.matmul({a}, {b})"
+    return f"_np.matmul({a}, {b}{f', out={out}' if out else ''})"
 
 
 def _reads_objects(lib):
@@ -287,8 +288,9 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
     computed = set(sched.comps) | {id(sched.steps[i].outs[0]) for i in in_c
                                    if not isinstance(sched.steps[i], Kernel)}
     escapes, kept = _escaping(graph, sched, in_c), []
+    into = _kept_extern_outputs(sched, in_c, escapes)     # Note [Extern outputs are kept]
     for v in buffers.order:
-        if id(v) in computed:
+        if id(v) in computed or id(v) in into:
             names[id(v)] = n = buffers.names[id(v)]
             if id(v) not in escapes:
                 kept.append(v)        # Note [Kernel temporaries are kept]
@@ -326,6 +328,11 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
         ins = [names.get(id(v), repr(v)) for v in step.ins]
         ns[f"_p{i}"], ns[f"_k{i}"] = step.prim.impl, step.params
         outs = [names.setdefault(id(v), f"e{i}_{j}") for j, v in enumerate(step.outs)]
+        if id(step.outs[0]) in into:
+            if not any(v is step.outs[0] for v in kept):
+                kept.append(step.outs[0])          # read by NumPy only: not a buffer
+            lines.append(_matmul_call(step, ins, out=outs[0]))
+            continue
         call = _matmul_call(step, ins) or f"_p{i}({', '.join(ins + [f'**_k{i}'])})"
         if step.prim.multiple_results:
             lines.append(f"{', '.join(outs)}, = {call}")
@@ -369,6 +376,28 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
 # extern's result may view (an extern's output is assumed to alias its inputs), are fresh
 # per call. A call while another is running (a thread, re-entry) gets fresh buffers (a
 # non-blocking lock decides).
+# Note [Extern outputs are kept]
+# A NumPy extern returns a fresh array per call: the MLP step's (128, 512) float32 matmul
+# result is 256 KB, above glibc's mmap threshold, so every call mapped it, faulted its 64
+# pages in and unmapped it. A two-matrix product (the ``_matmul_call`` form) whose result
+# no output can share memory with (``_escaping``) instead writes a kept array,
+# ``np.matmul(a, b, out=kept)``: the same BLAS call, so the same bits. Like kernel
+# temporaries (Note [Kernel temporaries are kept]) each such value has its own array for
+# the compiled graph's lifetime (no two values share one: a graph holds few of them), a
+# re-entrant call gets fresh ones, and outputs handed back stay fresh per call.
+def _kept_extern_outputs(sched, in_c, escapes):
+    """ids of the NumPy externs' results written into kept arrays (Note [Extern outputs
+    are kept]): two-matrix products of one dtype whose result no output shares."""
+    out = set()
+    for i, step in enumerate(sched.steps):
+        if i in in_c or step.is_effect() or _matmul_call(step, ["a", "b"]) is None:
+            continue
+        v = step.outs[0]
+        if id(v) not in escapes and len({np.dtype(dtype_of(u)) for u in (*step.ins, v)}) == 1:
+            out.add(id(v))
+    return out
+
+
 def _in_c(sched):
     """Positions in ``sched.steps`` of what the library runs: the kernels, and the products
     codegen.generate put in its segments (Note [Small products in C], gemm.py)."""

@@ -125,3 +125,24 @@ def test_batch_dims_that_are_not_one_stride_stay_externs():
     np.testing.assert_allclose(c(x, y)[0].numpy(),
                                np.einsum(_einsum_spec(xs, ys, contracting, batch), xa, ya),
                                rtol=1e-12)
+
+
+@needs_cc
+def test_blas_temporaries_are_kept_and_outputs_fresh():
+    """Note [Extern outputs are kept] (runner.py): a BLAS product only kernels read writes
+    a kept array (np.matmul out=); products returned to the caller stay fresh per call."""
+    def f(x, w, v):
+        h = x @ w                          # temporary: kept
+        return torch.relu(h) @ v, h.sum()  # the second product is an output: fresh
+    x, w, v = torch.randn(128, 300), torch.randn(300, 256) * 0.1, torch.randn(256, 300) * 0.1
+    c = compile_graph(make_graph(f)(x, w, v))
+    assert c.extern_count == 2 and c.python_code.count("out=") == 1, c.python_code
+    first = c(x, w, v)
+    saved = [t.numpy().copy() for t in first]
+    x2 = torch.randn(128, 300)
+    second = c(x2, w, v)
+    for t, s in zip(first, saved):
+        np.testing.assert_array_equal(t.numpy(), s)
+    for got, want in zip(second, f(x2, w, v)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+    assert not np.shares_memory(first[0].numpy(), second[0].numpy())
