@@ -385,6 +385,16 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
 # temporaries (Note [Kernel temporaries are kept]) each such value has its own array for
 # the compiled graph's lifetime (no two values share one: a graph holds few of them), a
 # re-entrant call gets fresh ones, and outputs handed back stay fresh per call.
+#
+# Note [No allocator settings]
+# glibc's heap trimming used to decide the compiled MAML step's speed (7.7-8.2 ms of CPU,
+# 4.1-4.4 ms with MALLOC_TRIM_THRESHOLD_/MALLOC_MMAP_THRESHOLD_ raised), so whether
+# numtorch should call mallopt was measured again once products ran in C (Note [Small
+# products in C], gemm.py) and extern temporaries were kept: MAML 3.43/3.24 ms CPU with
+# the defaults against 3.37/3.20 ms with both thresholds at 1 GB (two runs each, load
+# 10-11), and the MLP step 6.1 against 6.3 ms (OpenBLAS on one thread). No measurable
+# gain is left, so numtorch sets no process-wide allocator option: it would change every
+# other library's allocations in the user's process too.
 def _kept_extern_outputs(sched, in_c, escapes):
     """ids of the NumPy externs' results written into kept arrays (Note [Extern outputs
     are kept]): two-matrix products of one dtype whose result no output shares."""
