@@ -14,23 +14,8 @@ import pytest
 import numtorch as torch
 import numtorch.nn as nn
 import numtorch.nn.functional as F
-from numtorch._dynamo.backends import lookup_backend
 
-
-class Counting:
-    """A backend counting the graphs it compiles and the runs of each."""
-
-    def __init__(self, inner):
-        self.inner, self.graphs, self.runs = lookup_backend(inner), [], 0
-
-    def __call__(self, gm, example):
-        self.graphs.append(gm._graph)
-        fn = self.inner(gm, example)
-
-        def run(*args):
-            self.runs += 1
-            return fn(*args)
-        return run
+from counting_backend import Counting
 
 
 def _data(n=16, d=6):

@@ -15,29 +15,14 @@ import pytest
 import numtorch as torch
 import numtorch.nn as nn
 import numtorch.nn.functional as F
-from numtorch._dynamo.backends import lookup_backend
+
+from counting_backend import Counting
 
 OPTIMIZERS = {
     "sgd_momentum_wd": lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01),
     "adam": lambda ps: torch.optim.Adam(ps, lr=0.01),
     "adamw": lambda ps: torch.optim.AdamW(ps, lr=0.01, weight_decay=0.1),
 }
-
-
-class Counting:
-    """A backend counting the graphs it compiles and the runs of each."""
-
-    def __init__(self, inner="aot_eager"):
-        self.inner, self.graphs, self.runs = lookup_backend(inner), [], 0
-
-    def __call__(self, gm, example):
-        self.graphs.append(gm._graph)
-        fn = self.inner(gm, example)
-
-        def run(*args):
-            self.runs += 1
-            return fn(*args)
-        return run
 
 
 def _data():
