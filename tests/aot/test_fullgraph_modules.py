@@ -15,23 +15,13 @@ import numtorch as torch
 import numtorch.nn as nn
 import numtorch.nn.functional as F
 
-from counting_backend import Counting
+from fullgraph_helpers import Counting, training_step
 
 
 def _data(n=16, d=6):
     rng = np.random.default_rng(0)
     return torch.tensor(rng.standard_normal((n, d)).astype(np.float32)), \
         torch.tensor(rng.integers(0, 3, n))
-
-
-def _step(model, opt):
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
 
 
 def _assert_same_state(model, ref_model):
@@ -47,8 +37,8 @@ def _train(model, make_opt, backend, calls=4, data=None):
     ref_model = copy.deepcopy(model)
     opt, ref_opt = make_opt(model.parameters()), make_opt(ref_model.parameters())
     counting = Counting(backend)
-    step = torch.compile(_step(model, opt), fullgraph=True, backend=counting)
-    ref_step = _step(ref_model, ref_opt)
+    step = torch.compile(training_step(model, opt), fullgraph=True, backend=counting)
+    ref_step = training_step(ref_model, ref_opt)
     x, y = data or _data()
     for _ in range(calls):
         np.testing.assert_allclose(step(x, y).item(), ref_step(x, y).item(), rtol=1e-5)
@@ -154,10 +144,11 @@ def test_tensor_lr_changed_in_place_needs_no_recompile(make_opt, backend):
     opt = make_opt(model.parameters(), torch.tensor(0.05))
     ref_opt = make_opt(ref_model.parameters(), torch.tensor(0.05))
     counting = Counting(backend)
-    step = torch.compile(_step(model, opt), fullgraph=True, backend=counting)
+    step = torch.compile(training_step(model, opt), fullgraph=True, backend=counting)
     x, y = _data()
     for _ in range(4):
-        np.testing.assert_allclose(step(x, y).item(), _step(ref_model, ref_opt)(x, y).item(),
+        np.testing.assert_allclose(step(x, y).item(),
+                                   training_step(ref_model, ref_opt)(x, y).item(),
                                    rtol=1e-5)
         _assert_same_state(model, ref_model)
         for o in (opt, ref_opt):
@@ -216,10 +207,11 @@ def test_a_step_with_an_lr_scheduler_trains_as_eager(fullgraph, recwarn):
     sched, ref_sched = (torch.optim.lr_scheduler.ExponentialLR(o, gamma=0.5)
                         for o in (opt, ref_opt))
     counting = Counting("aot_eager")
-    step = torch.compile(_step(model, opt), fullgraph=fullgraph, backend=counting)
+    step = torch.compile(training_step(model, opt), fullgraph=fullgraph, backend=counting)
     x, y = _data()
     for _ in range(4):
-        np.testing.assert_allclose(step(x, y).item(), _step(ref_model, ref_opt)(x, y).item(),
+        np.testing.assert_allclose(step(x, y).item(),
+                                   training_step(ref_model, ref_opt)(x, y).item(),
                                    rtol=1e-5)
         sched.step()
         ref_sched.step()
@@ -244,11 +236,11 @@ def test_a_scheduled_step_at_a_break_is_compiled():
                     for m in (model, ref_model))
     sched, ref_sched = (torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5)
                         for o in (opt, ref_opt))
-    step = torch.compile(_step(model, opt), backend="aot_eager")
+    step = torch.compile(training_step(model, opt), backend="aot_eager")
     x, y = _data()
     for _ in range(4):
         step(x, y)
-        _step(ref_model, ref_opt)(x, y)
+        training_step(ref_model, ref_opt)(x, y)
         sched.step()
         ref_sched.step()
         _assert_same_state(model, ref_model)
@@ -267,13 +259,14 @@ def test_gradient_hooks_on_parameters(backend):
         m[0].weight.register_hook(lambda g: g.clamp(-0.01, 0.01))
     opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, ref_model))
     counting = Counting(backend)
-    step = torch.compile(_step(model, opt), fullgraph=True, backend=counting)
+    step = torch.compile(training_step(model, opt), fullgraph=True, backend=counting)
     x, y = _data()
     for k in range(4):
         if k == 2:
             for m in (model, ref_model):
                 m[2].weight.register_hook(lambda g: g * 0.5)
-        np.testing.assert_allclose(step(x, y).item(), _step(ref_model, ref_opt)(x, y).item(),
+        np.testing.assert_allclose(step(x, y).item(),
+                                   training_step(ref_model, ref_opt)(x, y).item(),
                                    rtol=1e-5)
         _assert_same_state(model, ref_model)
     assert float(model[0].weight.grad.abs().max()) == pytest.approx(0.01)
@@ -289,10 +282,10 @@ def test_a_hook_with_a_python_side_effect_runs_at_every_call():
         m[2].bias.register_hook(lambda g, key=key: seen[key].append(tuple(g.shape)))
         m[0].bias.register_hook(lambda g, key=key: seen[key].append(tuple(g.shape)))
     opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, ref_model))
-    step = torch.compile(_step(model, opt), fullgraph=True, backend="aot_eager")
+    step = torch.compile(training_step(model, opt), fullgraph=True, backend="aot_eager")
     for _ in range(3):
         step(*_data())
-        _step(ref_model, ref_opt)(*_data())
+        training_step(ref_model, ref_opt)(*_data())
     # the same calls; numtorch's eager engine calls the two leaves' hooks in the other
     # order than PyTorch's (first layer first), the compiled step in PyTorch's
     assert sorted(seen["compiled"]) == sorted(seen["eager"]) and len(seen["eager"]) == 6

@@ -16,7 +16,7 @@ import numtorch as torch
 import numtorch.nn as nn
 import numtorch.nn.functional as F
 
-from counting_backend import Counting
+from fullgraph_helpers import Counting, training_step
 
 OPTIMIZERS = {
     "sgd_momentum_wd": lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01),
@@ -34,17 +34,6 @@ def _data():
 def _model():
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
-
-
-def _step(model, opt, zero=True):
-    def step(x, y):
-        if zero:
-            opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
 
 
 def _assert_close(model, opt, ref_model, ref_opt):
@@ -69,8 +58,8 @@ def test_training_step_is_one_graph_and_trains_as_eager(name):
     ref_model = copy.deepcopy(model)
     opt, ref_opt = OPTIMIZERS[name](model.parameters()), OPTIMIZERS[name](ref_model.parameters())
     backend = Counting()
-    step = torch.compile(_step(model, opt), fullgraph=True, backend=backend)
-    ref_step = _step(ref_model, ref_opt)
+    step = torch.compile(training_step(model, opt), fullgraph=True, backend=backend)
+    ref_step = training_step(ref_model, ref_opt)
     steps = 4
     for _ in range(steps):
         loss, ref_loss = step(*x_y), ref_step(*x_y)
@@ -96,8 +85,8 @@ def test_inductor_backend(name):
     ref_model = copy.deepcopy(model)
     opt, ref_opt = OPTIMIZERS[name](model.parameters()), OPTIMIZERS[name](ref_model.parameters())
     backend = Counting("inductor")
-    step, ref_step = torch.compile(_step(model, opt), fullgraph=True, backend=backend), \
-        _step(ref_model, ref_opt)
+    step, ref_step = torch.compile(training_step(model, opt), fullgraph=True, backend=backend), \
+        training_step(ref_model, ref_opt)
     for k in range(1, 6):
         np.testing.assert_allclose(step(*x_y).item(), ref_step(*x_y).item(), rtol=1e-6)
         _assert_close(model, opt, ref_model, ref_opt)
@@ -134,7 +123,7 @@ def test_gradients_accumulate_without_zero_grad():
 def test_without_fullgraph_backward_still_breaks():
     model, x_y = _model(), _data()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    explained = torch._dynamo.explain(_step(model, opt))(*x_y)
+    explained = torch._dynamo.explain(training_step(model, opt))(*x_y)
     reasons = " ".join(b.reason for b in explained.break_reasons)
     assert "backward" in reasons and "zero_grad" in reasons
 
@@ -200,12 +189,12 @@ def test_dropout_draws_eagers_masks(backend, monkeypatch):
     x = x.double()
     opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
                     for m in (model, ref_model))
-    step = torch.compile(_step(model, opt), fullgraph=True, backend=backend)
+    step = torch.compile(training_step(model, opt), fullgraph=True, backend=backend)
     torch.manual_seed(5)
     losses = [step(x, y).item() for _ in range(3)]
     after = torch.rand(4).numpy()
     torch.manual_seed(5)
-    ref_losses = [_step(ref_model, ref_opt)(x, y).item() for _ in range(3)]
+    ref_losses = [training_step(ref_model, ref_opt)(x, y).item() for _ in range(3)]
     ref_after = torch.rand(4).numpy()
     np.testing.assert_array_equal(after, ref_after)
     np.testing.assert_allclose(losses, ref_losses, rtol=1e-13)

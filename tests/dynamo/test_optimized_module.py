@@ -162,3 +162,12 @@ def test_pickling_a_compiled_module_recompiles_with_the_same_arguments():
     ctx = loaded.dynamo_ctx
     assert ctx.spec == (_module_level_backend, None, None)
     assert (ctx.fullgraph, ctx.dynamic) == (True, False)
+
+
+def test_pickling_a_module_compile_did_not_make_names_the_remedy():
+    import pickle
+    from numtorch._dynamo.api import OptimizedModule
+    from numtorch._dynamo.eval_frame import CompileContext
+    om = OptimizedModule(numtorch.nn.Linear(3, 2), CompileContext(lambda gm, ex: gm))
+    with pytest.raises(TypeError, match="compile\\(\\) did not make.*pickle its _orig_mod"):
+        pickle.dumps(om)
