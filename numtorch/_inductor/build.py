@@ -19,9 +19,10 @@ while, GOMP_SPINCOUNT), and so do OpenBLAS's threads after a matmul (for up to 2
 cycles by default, a setting read only when NumPy loads OpenBLAS). On a 2-core machine a
 fused kernel followed by a matmul, alternately, makes each pool spin on the cores the other
 needs (a measured 100x slowdown). The policy, in two parts:
-- unless the user set it, OMP_WAIT_POLICY is "passive" for the kernels' pool, set before
-  the first kernel library loads libgomp, so kernel workers sleep as soon as a region
-  ends (softmax(x @ w), 512x512, machine loaded: 73 ms per call against 113 ms active);
+- unless the user set it, OMP_WAIT_POLICY is "passive" for the kernels' pool, which is
+  their own runtime (Note [The kernels' own OpenMP runtime], openmp.py), so kernel workers
+  sleep as soon as a region ends (softmax(x @ w), 512x512, machine loaded: 73 ms per call
+  against 113 ms active), whatever else the process loaded first;
 - kernels of a graph that also calls BLAS (a dot_general or conv extern) open a parallel
   region only above ``config.cpp.parallel_threshold_with_blas`` elements of work (4M,
   against 32K otherwise): below it, the second OpenMP thread would share a core with an
@@ -56,7 +57,7 @@ import subprocess
 import tempfile
 import warnings
 
-from . import config
+from . import config, openmp
 
 log = logging.getLogger("numtorch._inductor")
 
@@ -129,15 +130,15 @@ def cache_dir():
 
 def cache_key(source, cc, vector_math=False):
     h = hashlib.sha256()
-    for part in (source, _compiler_id(cc), " ".join(_flags(vector_math)), _cpu_id()):
+    for part in (source, _compiler_id(cc), " ".join(_flags(cc, vector_math)), _cpu_id()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
 
 
-def _flags(vector_math=False):
-    extra = ("-Wl,-z,defs", "-lmvec") if vector_math else ()
-    return (config.cpp.opt_level,) + FLAGS + extra
+def _flags(cc, vector_math=False):
+    extra = ("-Wl,-z,defs", "-lmvec") if vector_math else ()   # last: _compile moves them
+    return (config.cpp.opt_level,) + FLAGS + openmp.link_flags(cc, cache_dir()) + extra
 
 
 @functools.lru_cache(maxsize=None)
@@ -172,7 +173,7 @@ def _compile(units, cc, so, vector_math):
     it in place. Several units compile at once, one compiler process each, and are linked
     (Note [Parallel builds], launcher.py)."""
     d = os.path.dirname(so)
-    flags, libs = list(_flags(vector_math)), ["-lm"]
+    flags, libs = list(_flags(cc, vector_math)), ["-lm"]
     if vector_math:                       # libraries after the objects that need them
         flags, libs = flags[:-2], flags[-2:] + libs
     fd, stem = tempfile.mkstemp(dir=d, prefix=".tmp-")
@@ -209,11 +210,6 @@ def _check(cmd, returncode, stderr):
         raise RuntimeError(f"C compiler failed ({' '.join(cmd)}):\n{stderr[-4000:]}")
 
 
-def _set_thread_policy():
-    # Note [OpenMP and BLAS threads]: before libgomp is loaded by the first kernel library.
-    os.environ.setdefault("OMP_WAIT_POLICY", config.cpp.wait_policy)
-
-
 def load(source, vector_math=False):
     """The loaded library for C ``source`` (compiled or taken from the cache): one text,
     or a list of translation units linked into one library (Note [Parallel builds],
@@ -239,8 +235,13 @@ def load(source, vector_math=False):
                     _compile(units, cc, so, vector_math)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
-    _set_thread_policy()
-    lib = ctypes.CDLL(so)
+    # Note [The kernels' own OpenMP runtime] (openmp.py): loaded first, then the kernels
+    # bind to it before torch's libgomp
+    if openmp.load_runtime(cc, d):
+        lib = ctypes.CDLL(so, mode=openmp.LOAD_MODE)
+    else:
+        lib = ctypes.CDLL(so)
+        openmp.restore_environment()
     _LOADED[key] = lib
     return lib
 
