@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import primitive as _prim
+from .._core.tensor import wrap
+
 
 class _LazyTorch:
     """``T.sin(x)`` inside a rule: the public namespace, resolved at first use (no cycle)."""
@@ -57,18 +60,47 @@ def batch_all_to_front(values, bdims):
     out = []
     for v, d in zip(values, bdims):
         if d is None:   # a zero-stride view: one broadcast_in_dim, nothing materialized
-            shape = tuple(v.shape)
-            out.append(_shape_prims().broadcast_in_dim.bind(
-                v, shape=(size,) + shape, broadcast_dimensions=tuple(range(1, len(shape) + 1))))
+            out.append(broadcast_unbatched(v, size))
         else:
             out.append(move_bdim(v, d, 0))
     return out
 
 
+# Note [Unbatched constants]
+# An elementwise rule broadcasts each unbatched operand along a new leading batch dim
+# (primitives are strict, so it cannot rely on NumPy's broadcasting). Most such operands
+# are plain arrays: the numbers the ops layer broadcast (``lr * g``, ReLU's zero, the 2 of
+# ``x ** 2``). For those `bind` would reach the NumPy impl anyway, after scanning the
+# arguments and the stack; `broadcast_unbatched` calls the impl itself and wraps its
+# zero-stride view. It does so only where `bind` would have done exactly that: a NumPy
+# payload that does not require grad, concrete sizes, and no interpreter that claims
+# constants or owns symbolic sizes (Note [Capture claims constants], Note [Symbolic
+# params]). A tracer of a lower level (an outer grad's parameter) still binds: that level
+# must record the broadcast, whose vjp sums over the batch.
+
+def broadcast_unbatched(v, size):
+    """``v`` broadcast to ``(size,) + v.shape`` (a view): an unbatched operand of a rule."""
+    shp = _shape_prims()
+    d = v._data
+    shape = d.shape if d.__class__ is np.ndarray else tuple(v.shape)
+    dims = tuple(range(1, len(shape) + 1))
+    if (d.__class__ is np.ndarray and not v._requires_grad and size.__class__ is int
+            and not _prim.SYMBOLIC_OWNERS and not (_prim.STACK and _prim.STACK[-1].claims_constants)):
+        return wrap(shp._bid_impl(d, shape=(size,) + shape, broadcast_dimensions=dims))
+    return shp.broadcast_in_dim.bind(v, shape=(size,) + shape, broadcast_dimensions=dims)
+
+
 def _shape_prims():
-    # numtorch._prims.shape imports this module: resolved at first use.
-    from . import shape
-    return shape
+    # numtorch._prims.shape imports this module: resolved at first use, then kept (an
+    # import statement costs ~1 µs, and this runs in every batch rule that moves a dim).
+    global _SHAPE
+    if _SHAPE is None:
+        from . import shape
+        _SHAPE = shape
+    return _SHAPE
+
+
+_SHAPE = None
 
 
 def normalize_axes(axes, ndim):

@@ -20,9 +20,15 @@ from ._helpers import T, batch_all_to_front, same_shape
 
 def _elementwise_batch(prim):
     def batch(values, bdims, **params):
-        batched = [d for d in bdims if d is not None]
-        if len(batched) == len(bdims) and all(d == batched[0] for d in batched):
-            return prim.bind(*values, **params), batched[0]
+        # Every operand batched at one position (the common case: unary ops, or two
+        # tensors of one vmap level) needs no moving: checked without a comprehension.
+        b = bdims[0]
+        if b is not None:
+            for d in bdims:
+                if d != b:
+                    break
+            else:
+                return prim.bind(*values, **params), b
         return prim.bind(*batch_all_to_front(values, bdims), **params), 0
     return batch
 
@@ -255,7 +261,7 @@ def _pow_x_ct(g, x, y):
     """The cotangent of pow's base (Note [A constant exponent])."""
     d = y._data
     if (d.__class__ is np.ndarray and not y._requires_grad and d.dtype.kind == "f" and d.size
-            and not any(d.strides) and x._data.__class__ is np.ndarray):
+            and not any(d.strides)):
         c = d.item(0)
         if c == 2:
             return g * (x * 2)
@@ -272,6 +278,9 @@ def _pow_x_ct(g, x, y):
 # grad: what the ops layer makes of a Python number) has PyTorch's scalar-exponent
 # derivative instead, c * x ** (c - 1), and x * 2 for c == 2 (x ** 1 is x); it reads the
 # number, so an exponent that could change or carry a gradient takes the general path.
+# The base may be anything, a transform's tracer included: under vmap(grad(...)) (MAML's
+# inner loss) the exponent is still the ops layer's broadcast number, unbatched, and the
+# six-op form would pass through every level of the stack.
 
 pow = binary("pow", _pow_impl,
              vjp=lambda g, out, x, y: (lambda: _pow_x_ct(g, x, y), lambda: g * _pow_dy(x, out)))

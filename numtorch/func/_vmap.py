@@ -32,12 +32,14 @@ BATCHING = [None]
 class BatchTracer(Tracer):
     """Payload of a tensor under vmap: a lower-level value with a batch dimension ``bdim``."""
 
-    __slots__ = ("value", "bdim", "shape")
+    __slots__ = ("value", "bdim", "shape", "dtype")
 
     def __init__(self, interp, value, bdim):
         self.interp, self.value, self.bdim = interp, value, bdim
-        s = value._data.shape   # the per-example shape, read often by ops and rules
+        d = value._data
+        s = d.shape   # the per-example shape, read often by ops and rules
         self.shape = s[:bdim] + s[bdim + 1:]
+        self.dtype = d.dtype   # Note [Tracer dtypes]
 
     def inner(self):
         return self.value
@@ -87,13 +89,16 @@ class VmapInterpreter(Interpreter):
         values, bdims, batched = self._unwrap(args)
         if not batched:
             return bind(prim, *values, **params)
-        if prim.batch is None:
+        batch = prim.batch
+        if batch is None:
             raise NotImplementedError(f"vmap: the primitive {prim.name} has no batching rule")
         BATCHING[0] = self   # Note [The batching interpreter]
-        out, out_bdim = prim.batch(tuple(values), tuple(bdims), **params)
+        out, out_bdim = batch(tuple(values), tuple(bdims), **params)
         if prim.multiple_results:
             return tuple(self._wrap(o, d) for o, d in zip(out, out_bdim))
-        return self._wrap(out, out_bdim)
+        if out_bdim is None:
+            return out
+        return wrap(BatchTracer(self, out, out_bdim))   # _wrap, inlined: one per bind
 
     def process_draw(self, prim, args, params):
         # the randomness policy (Note [Random primitives] in _prims/random.py)
