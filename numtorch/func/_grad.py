@@ -77,15 +77,22 @@ class GradInterpreter(Interpreter):
         out = bind(prim, *primals, **params)
         if not tracked or prim.nondiff or not _prim.grad_mode[0]:
             return out
-        if prim.multiple_results:
-            wrapped = tuple(wrap(GradTracer(self, o)) if isinstance(o, Tensor) else o for o in out)
-            result = wrapped
-        else:
-            result = wrap(GradTracer(self, out))
-            wrapped = (result,)
-        # All outputs, in order: `record` skips the non-differentiable ones itself, and an
-        # output's position is its output_nr (which cotangent slot it fills).
-        engine.record(prim, params, edges, tuple(primals), out, wrapped)
+        if prim.multiple_results or prim.vjp_context is not None:
+            if prim.multiple_results:
+                result = wrapped = tuple(wrap(GradTracer(self, o)) if isinstance(o, Tensor) else o
+                                         for o in out)
+            else:
+                result = wrap(GradTracer(self, out))
+                wrapped = (result,)
+            # All outputs, in order: `record` skips the non-differentiable ones itself, and
+            # an output's position is its output_nr (which cotangent slot it fills).
+            engine.record(prim, params, edges, tuple(primals), out, wrapped)
+            return result
+        # One output and no custom ctx: `record`, inlined (one per differentiated op).
+        result = wrap(GradTracer(self, out))
+        if result._data.dtype.kind in "fc":
+            result.grad_fn = engine.Node(prim, params, tuple(primals), out, edges)
+            result._requires_grad = True
         return result
 
 
