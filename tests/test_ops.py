@@ -793,6 +793,8 @@ NOT_OPS = {
     "vmap", "compile",
     # the default device (CPU only): tests/test_cuda_backends.py
     "get_default_device", "set_default_device",
+    # intra-op threads: tests/test_threads.py
+    "get_num_threads", "set_num_threads",
 }
 
 # Ops other engineers own and will add entries for (numtorch/testing/_db/<area>.py): a

@@ -14,11 +14,11 @@ killed process) is rebuilt. Builders of the same key take an exclusive ``flock``
 finds the entry when it gets the lock.
 
 Note [OpenMP and BLAS threads]
-libgomp's workers spin after a parallel region (OMP_WAIT_POLICY's default is active for a
-while, GOMP_SPINCOUNT), and so do OpenBLAS's threads after a matmul (for up to 2^28
-cycles by default, a setting read only when NumPy loads OpenBLAS). On a 2-core machine a
-fused kernel followed by a matmul, alternately, makes each pool spin on the cores the other
-needs (a measured 100x slowdown). The policy, in two parts:
+numtorch computes on two pools: the kernels' OpenMP threads and the threads of NumPy's
+OpenBLAS. libgomp's workers spin after a parallel region (OMP_WAIT_POLICY's default is
+active for a while, GOMP_SPINCOUNT), and so do OpenBLAS's after a product (for 2^28
+cycles, about 0.1 s). On a 2-core machine a fused kernel followed by a matmul, alternately,
+makes each pool spin on the cores the other needs (a measured 100x slowdown). The policy:
 - unless the user set it, OMP_WAIT_POLICY is "passive" for the kernels' pool, which is
   their own runtime (Note [The kernels' own OpenMP runtime], openmp.py), so kernel workers
   sleep as soon as a region ends (softmax(x @ w), 512x512, machine loaded: 73 ms per call
@@ -29,19 +29,35 @@ needs (a measured 100x slowdown). The policy, in two parts:
   OpenBLAS thread still spinning after the matmul. Measured in one run on the 2-core
   machine under load ~13 (medians of 30, ms): softmax(x @ w).sum(-1) at 512x512 took
   116-146 with this policy, 194-232 with the kernels parallel, 132-158 for torch.compile,
-  119-150 for the matmul alone in NumPy.
-One pool for both (our threads calling single-threaded BLAS on row blocks, as PyTorch
-does) is not built; benchmarks/compile_backend.py keeps the alternating workload.
-
-Under load from other processes a parallel region waits for its second thread to be
-scheduled: an SGD-with-momentum update over the MLP 784-512-256-10 parameters (one kernel,
-535K elements) took 9.1-10.2 ms of wall time on 2 threads against 2.7-2.8 ms on 1, the
-same CPU (2.6-2.8 ms), with the load average at 8.7 on 2 cores. OpenMP's own answer,
-OMP_DYNAMIC=true, gave the 1-thread time there, but it is not the default: libgomp
-subtracts the 15-minute load average from the core count, and that average includes this
-process, so on a quiet 2-core machine a sustained numtorch workload (load ~1) would drop
-to one thread too, halving the speed the kernels are built for. Where the machine is
-shared, set NUMTORCH_NUM_THREADS=1 (``config.cpp.threads``) or OMP_DYNAMIC=true.
+  119-150 for the matmul alone in NumPy;
+- the thread count of both pools follows the load (numtorch/_threads.py, from
+  ``import numtorch`` on): the cores other processes leave free, from the 1-minute load
+  average less this process's own threads, between 1 and the core count, looked at every
+  5 s. ``numtorch.set_num_threads(n)`` (both pools, as PyTorch's), an assignment to
+  ``config.cpp.threads`` (kernels), or NUMTORCH_NUM_THREADS / OMP_NUM_THREADS /
+  OPENBLAS_NUM_THREADS in the environment fix the count instead.
+Why adapt rather than fix a count. Under load a parallel region or a 2-thread product waits
+for its second thread to be scheduled, and OpenBLAS's threads spin while they wait for
+each other inside a product. Measured in one process, policies taking turns (medians, wall
+/ CPU per call), at load 4.3-4.7 on 2 cores: the MLP's largest product, 128x784 @ 784x512
+float32, 4.49 / 2.39 ms on NumPy's default 2 threads against 1.42 / 1.06 ms on 1; the
+eager MLP 784-512-256-10 SGD step 42.5 / 21.7 against 9.3 / 5.1 ms; compiled
+softmax(x @ w) alternating with its matmul 16.3 / 9.5 against 3.9 / 3.0 ms. At load
+6.0-7.6: 20.6 / 6.4 against 2.6 / 1.1 ms, 156 / 60 against 14.6 / 5.6 ms, 32.2 / 10.6
+against 8.6 / 3.0 ms. Shortening OpenBLAS's spin at run time (OPENBLAS_THREAD_TIMEOUT
+re-read by openblas_read_env, threads restarted) to 2^20 or 2^4 cycles did not help (the
+product 4.4 / 2.3 and 26.8 / 13.7 ms): the waits inside one product are the cost. The
+kernels alone show it too: an SGD-with-momentum update over the MLP's parameters (one
+kernel, 535K elements) took 9.1-10.2 ms on 2 threads against 2.7-2.8 on 1 at load 8.7.
+On a quiet machine the second thread pays: the same product takes 580 us on NumPy's 2
+threads (issue #13's quiet measurement; PyTorch's 678 us) against the 1.06-1.15 ms of CPU
+one thread needs, so a fixed single thread would give that away. OMP_DYNAMIC=true was not
+taken: libgomp subtracts the 15-minute load average from the core count, and that average
+includes this process, so on a quiet 2-core machine a sustained numtorch workload (load
+~1) would drop to one thread too. The 1-minute average lags by up to a minute, and a busy
+process's own load is counted as its thread count, not measured. One pool for both (BLAS
+jobs on the kernels' threads, through OpenBLAS's threads callback) is not built;
+benchmarks/compile_backend.py keeps the alternating workload.
 """
 from __future__ import annotations
 

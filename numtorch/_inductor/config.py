@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+from .. import _threads
+
 debug = False              # comment every generated local with its graph value
 # random draws are externs running NumPy's PCG64 samplers from the state operand, so compiled
 # code always draws eager's numbers (Note [Random state as a value]); False changes nothing
@@ -23,7 +25,9 @@ compile_threads = int(os.environ.get("NUMTORCH_COMPILE_THREADS", 0)) or min(os.c
 class cpp:
     """C/OpenMP code generation."""
 
-    threads = int(os.environ.get("NUMTORCH_NUM_THREADS", 0)) or (os.cpu_count() or 1)
+    # NUMTORCH_NUM_THREADS, else the default policy's count now, which it keeps adapting
+    # (numtorch.set_num_threads sets this and BLAS's; Note [OpenMP and BLAS threads])
+    threads = _threads.in_force()
     parallel_threshold = 32768   # elements of work below which a kernel runs on one thread
     # the same for kernels of a graph that also calls BLAS (Note [OpenMP and BLAS threads])
     parallel_threshold_with_blas = 1 << 22
