@@ -68,8 +68,7 @@ class Primitive:
     def __repr__(self):
         return f"prims.{self.name}"
 
-    def bind(self, *args, **params):
-        return bind(self, *args, **params)
+    # bind(*args, **params): the module's `bind`, attached below it (one frame per bind)
 
     def missing_rules(self):
         missing = [r for r in RULES if getattr(self, r) is None
@@ -254,6 +253,11 @@ def bind(prim, *args, **params):
     if not args and STACK:
         return STACK[-1].process_nullary(prim, params)
     return eval_bind(prim, args, params)
+
+
+# `prim.bind(x)` is `bind(prim, x)` itself, not a method calling it: rules bind primitives
+# this way everywhere, so under vmap(grad(...)) a Python frame per bind is saved.
+Primitive.bind = bind
 
 
 def bind_below(level, prim, params, args=(), draw=False):
