@@ -14,7 +14,8 @@ product under cProfile, 3.5 ms of the 7.5-8.5 ms step, and every product ended a
 (62 ctypes calls). BLAS's per-call overhead is what it costs at these sizes, not the
 arithmetic: 32 x 10x40x40 takes 30 µs through np.matmul, and np.matmul of a transposed
 batch (``a.mT @ a``, the weight gradient) takes its non-BLAS loop, 45-70 µs. A product whose
-right operand (K x N) fits in L2 (``ROWS_BYTES``; if it is not row-major it is first
+operand read as rows (K x N, or K x M when the block computes the output's transpose,
+Note [Register blocks]) fits in L2 (``ROWS_BYTES``; if it is not row-major it is first
 packed, and then must fit in L1, ``PACK_BYTES``) and whose matrices are small
 (``MAX_WORK`` multiply-adds each) runs here instead: for each
 batch index, a block of output rows accumulates ``out[m, :] += x[m, k] * y[k, :]`` for k
@@ -89,8 +90,9 @@ def plan(step):
     if any(p is None for p in parts):
         return None
     (B, xsb), (M, xsm), (K, xsk), (_, ysb), (_, ysk), (N, ysn) = parts
-    pack = ysn != 1 and N > 1
-    if K * N * np.dtype(dt).itemsize > (PACK_BYTES if pack else ROWS_BYTES) or M * N * K > MAX_WORK:
+    normal, pack = _orientation(M, N, K, xsm, ysn)
+    C = N if normal else M          # the operand read as rows, v[k, c], holds K x C values
+    if K * C * np.dtype(dt).itemsize > (PACK_BYTES if pack else ROWS_BYTES) or M * N * K > MAX_WORK:
         return None
     return B, M, N, K, (xsb, xsm, xsk), (ysb, ysk, ysn), *_TYPES[dt]
 
@@ -101,16 +103,15 @@ def function(name, step, p, threshold):
     ``nt_threads`` threads when the work is above ``threshold`` multiply-adds
     (Note [Register blocks])."""
     B, M, N, K, (xsb, xsm, xsk), (ysb, ysk, ysn), t, fma = p
-    # rows r and vector columns c: out[m, n] (c = n), or out's transpose (c = m) when m
-    # fills vectors better; s[r, k] is read as scalars, v[k, c] as rows
-    if N % 8 == 0 or N >= M:
+    # rows r and vector columns c: out[m, n] (c = n), or out's transpose (c = m); s[r, k]
+    # is read as scalars, v[k, c] as rows (Note [Register blocks] says which and why)
+    normal = _orientation(M, N, K, xsm, ysn)[0]
+    if normal:
         R, C, (s, ssb, ssr, ssk), (v, vsb, vsk, vsc), orr, oc = \
             M, N, ("x", xsb, xsm, xsk), ("y", ysb, ysk, ysn), N, 1
     else:
         R, C, (s, ssb, ssr, ssk), (v, vsb, vsk, vsc), orr, oc = \
             N, M, ("y", ysb, ysn, ysk), ("x", xsb, xsk, xsm), 1, N
-    chunks = -(-C * (4 if t == "float" else 8) // 32)      # 256-bit vectors per row
-    rows = max(1, min(R, 12 // chunks))
     parallel = B > 1 and B * M * N * K > threshold
     lines = [f"NT_KERNEL void {name}(void *const *b) {{",
              f"    /* dot_general {tuple(shape_of(step.ins[0]))} x {tuple(shape_of(step.ins[1]))} "
@@ -148,22 +149,125 @@ def function(name, step, p, threshold):
                f"    for (int64_t c = 0; c < {C}; c++) oi[({r0} + j) * {orr} + c * {oc}] = acc[j][c];"]
         return acc
 
-    full = R - R % rows
-    if full:
-        lines += [f"        for (int64_t r = 0; r < {full}; r += {rows}) {{"]
-        lines += ["            " + line for line in block("r", rows)] + ["        }"]
-    if R % rows:
-        lines += ["        {"] + ["            " + line for line in block(full, R % rows)] + ["        }"]
+    def vblock(r0, count, pieces):
+        # the same sums, with each row's accumulators as named vectors (Note [Vector
+        # accumulators]): ``pieces`` splits a row into (offset, lanes) runs
+        acc = lambda j, q: f"a{j}_{q}"                           # noqa: E731
+        typ = lambda n: f"nt_{t}{n}" if n > 1 else t            # noqa: E731
+        out = [f"{typ(n)} {acc(j, q)} = {{0}};" if n > 1 else f"{t} {acc(j, q)} = 0;"
+               for j in range(count) for q, (_, n) in enumerate(pieces)]
+        out += [f"for (int64_t k = 0; k < {K}; k++) {{",
+                f"    const {t} *restrict vk = vi + k * {vsk};"]
+        out += [f"    const {typ(n)} v{q} = *(const {typ(n)} *)(vk + {off});" if n > 1 else
+                f"    const {t} v{q} = vk[{off}];" for q, (off, n) in enumerate(pieces)]
+        for j in range(count):
+            out.append(f"    {{ const {t} a = si[({r0} + {j}) * {ssr} + k * {ssk}];")
+            out += [f"      {acc(j, q)} = NT_VFMA({fma}, {n}, a, v{q}, {acc(j, q)});" if n > 1 else
+                    f"      {acc(j, q)} = {fma}(a, v{q}, {acc(j, q)});"
+                    for q, (_, n) in enumerate(pieces)]
+            out.append("    }")
+        out.append("}")
+        if oc != 1:        # a transposed tile: rows of a local copy, then its columns
+            out.append(f"{t} tile[{count}][{C}];")
+        for j in range(count):
+            for q, (off, n) in enumerate(pieces):
+                at = f"oi + ({r0} + {j}) * {orr} + {off}" if oc == 1 else f"&tile[{j}][{off}]"
+                out.append(f"*({typ(n)} *)({at}) = {acc(j, q)};" if n > 1 else
+                           f"*({at}) = {acc(j, q)};")
+        if oc != 1:
+            out += [f"for (int64_t c = 0; c < {C}; c++)",
+                    f"    for (int64_t j = 0; j < {count}; j++) oi[{r0} + j + c * {oc}] = tile[j][c];"]
+        return out
+
+    def blocks(rows, make):
+        out, full = [], R - R % rows
+        if full:
+            out += [f"        for (int64_t r = 0; r < {full}; r += {rows}) {{"]
+            out += ["            " + line for line in make("r", rows)] + ["        }"]
+        if R % rows:
+            out += ["        {"] + ["            " + line for line in make(full, R % rows)] + ["        }"]
+        return out
+
+    lines += ["#if defined(__AVX512F__)"]       # 32 registers of 64 bytes
+    size = 4 if t == "float" else 8
+    p512 = _pieces(C, 64 // size)
+    lines += blocks(_rows(R, len(p512), K, 24), lambda r0, n: vblock(r0, n, p512))
+    lines += ["#elif defined(__AVX2__) && defined(__FMA__)"]  # 16 registers of 32 bytes
+    p256 = _pieces(C, 32 // size)
+    lines += blocks(_rows(R, len(p256), K, 12), lambda r0, n: vblock(r0, n, p256))
+    lines += ["#else"]
+    lines += blocks(_rows(R, -(-C * size // 32), K, 12), block)
+    lines += ["#endif"]
     return lines + ["    }", "}"]
+
+
+def _pieces(C, lanes):
+    """A row of C values as (offset, length) runs: vectors of ``lanes``, then halves of
+    that down to single values (Note [Vector accumulators])."""
+    out, off, n = [], 0, lanes
+    while off < C:
+        while n > C - off:
+            n //= 2
+        out.append((off, n))
+        off += n
+    return out
+
+
+def _orientation(M, N, K, xsm, ysn):
+    """(normal, packed): whether the register blocks compute out[m, n] with n in vectors
+    (else out's transpose, m in vectors), and whether that reads its vector operand
+    through a packed copy (Note [Register blocks])."""
+    pack_n, pack_t = ysn != 1 and N > 1, xsm != 1 and M > 1
+    if pack_n != pack_t:
+        return pack_t, False
+    return K <= 2 or N % 8 == 0 or N >= M, pack_n
+
+
+def _rows(R, per_row, K, registers):
+    """Output rows per register block: at most as many as keep ``registers`` accumulators
+    busy, ``per_row`` for each row, and blocks of even size (R = 10 by 8: two blocks of 5,
+    not 8 and a 2-row block with too few chains) (Note [Register blocks]); one when K <= 2 (nothing to reuse)."""
+    if K <= 2:
+        return 1
+    most = max(1, min(R, registers // per_row))
+    return -(-R // -(-R // most))           # the same blocks, as even as they can be
 
 
 # Note [Register blocks]
 # Each output element is a chain of K dependent fused multiply-adds; a loop that finishes
 # one output row before the next waits on the FMA latency (a 10-wide row: 355 µs for the
 # 32 x 40x10x40 product, against 49 µs in NumPy). So a block of ``rows`` output rows keeps
-# its accumulators (``rows`` x C values, about 12 vector registers) while k runs, giving
-# that many independent chains: 11-12 µs for the same product. The vector dimension C is
-# the output's last (n) unless m fills vectors better (the 40x10 outputs of a weight
-# gradient's transpose); then the block computes the transposed tile and stores it
-# transposed. The summation order per element is still k = 0, 1, ...: blocking changes
-# which elements are computed together, not how one is summed.
+# its accumulators (``rows`` x C values) in vector registers while k runs, giving that many
+# independent chains. ``rows`` fills 24 of AVX-512's 32 registers, or 12 of AVX2's 16
+# (the C text has a block for each, chosen by ``__AVX512F__``/``__AVX2__``: -march=native
+# decides, Note [Vector accumulators]), with blocks of even size; with K <= 2 nothing is
+# reused and a block is one row. The vector dimension C is the output's last (n), or m
+# with the block computing the transposed tile and storing it transposed
+# (``_orientation``):
+# - never pack when the other orientation reads its vector operand in place: a matrix
+#   times a vector (N = 1) became a 40-row transposed pack per task and one serial chain;
+# - with K <= 2 (an outer product) the stores dominate, so they stay row-major;
+# - otherwise the dimension that fills vectors better (n unless n % 8 and n < m). When
+#   both orientations pack, packing the smaller operand (K x 10 instead of K x 40) was
+#   tried and lost: 10-wide rows fill vectors badly (gemm 836 against 729 µs).
+# Measured on the compiled MAML step's 18 distinct products (each timed alone in a C
+# harness, best of 30, weighted by its count among the step's 118; Zen 4 with AVX-512):
+# 1044 µs with 256-bit blocks of the acc-array loops and the old orientation rule; 904 µs
+# with AVX-512-sized blocks; 840 µs with the orientation and K <= 2 rules; 729 µs with
+# vector accumulators and even blocks. The summation order per element is still
+# k = 0, 1, ...: blocking changes which elements are computed together, not how one is
+# summed, so the bits do not change (tests/inductor/test_products.py compares the three
+# blocks' bits).
+#
+# Note [Vector accumulators]
+# Written as ``acc[rows][C]`` arrays under ``#pragma omp simd``, the blocks left GCC to
+# keep the accumulators in registers; with AVX-512-sized blocks (8 rows x 40) it did not:
+# it zeroed them with memset and copied them out with memmove (9% of the MAML step's time
+# in those two calls). The AVX-512 and AVX2 blocks therefore name each accumulator: a row
+# is split into vectors of the register width, then halves of it down to single values
+# (40 floats: 16 + 16 + 8), each a GCC vector type (``nt_float16`` ...: launcher.PRELUDE,
+# no header: <immintrin.h> costs 0.15 s of compiling per unit), and each update is
+# ``NT_VFMA``, a loop of ``fmaf`` over the lanes that GCC compiles to one vector FMA: the
+# same rounding as the portable loops' ``fmaf``. A transposed tile goes through a local
+# array so that its columns are written as runs. The portable ``acc`` loops remain for
+# machines without AVX2 and FMA.

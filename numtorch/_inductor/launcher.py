@@ -73,6 +73,13 @@ PRELUDE = r"""
 #define NT_KERNEL static         /* hidden, not static, where kernels span units */
 #endif
 typedef void (*nt_kernel)(void *const *);
+/* Note [Vector accumulators] (gemm.py): GCC vector types, read and written unaligned, and
+   a lane-wise fused multiply-add that the compiler turns into one vector instruction */
+#define NT_VECTOR(t, n) typedef t nt_##t##n __attribute__((vector_size(n * sizeof(t)), aligned(sizeof(t))));
+NT_VECTOR(float, 16) NT_VECTOR(float, 8) NT_VECTOR(float, 4) NT_VECTOR(float, 2)
+NT_VECTOR(double, 8) NT_VECTOR(double, 4) NT_VECTOR(double, 2)
+#define NT_VFMA(f, n, a, v, c) ({ __typeof__(c) nt_r_; \
+    for (int nt_l_ = 0; nt_l_ < (n); nt_l_++) nt_r_[nt_l_] = f((a), (v)[nt_l_], (c)[nt_l_]); nt_r_; })
 #ifdef NT_OTHER_UNIT             /* Note [Parallel builds] (launcher.py) */
 extern NT_KERNEL int nt_threads;
 #else

@@ -45,6 +45,9 @@ CASES = [  # x shape, y shape, contracting, batch
     ((32, 10, 40), (40, 40), ((2,), (1,)), ((), ())),             # nn.Linear: x @ w.T
     ((7, 13), (13, 5), ((1,), (0,)), ((), ())),                   # odd sizes: tail blocks
     ((3, 5, 7, 2), (3, 5, 7, 4), ((2,), (2,)), ((0, 1), (0, 1))),  # two batch dims
+    ((32, 1, 40), (32, 10, 40), ((2,), (2,)), ((0,), (0,))),      # vector x matrix: transposed
+    ((32, 40, 1), (32, 10, 1), ((2,), (2,)), ((0,), (0,))),       # outer products, n < m
+    ((300, 200), (200, 1), ((1,), (0,)), ((), ())),               # a long matrix-vector
 ]
 
 
@@ -69,6 +72,51 @@ def test_small_products_match_einsum(xs, ys, contracting, batch, dtype,
     assert out.dtype == np.dtype(dtype) and out.shape == ref.shape
     tol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+def test_block_orientation():
+    """Note [Register blocks]: (normal, packed) per product; no orientation packs where the
+    other reads its operand in place; outer products store row-major."""
+    from numtorch._inductor.gemm import _orientation
+    # M, N, K, x's m stride, y's n stride
+    assert _orientation(10, 1, 40, 40, 0) == (True, False)     # matrix-vector: no pack
+    assert _orientation(1, 10, 40, 0, 40) == (False, False)    # vector-matrix: transposed
+    assert _orientation(40, 10, 1, 1, 1) == (True, False)      # outer product, n < m
+    assert _orientation(40, 10, 40, 1, 40) == (False, False)   # x.mT @ y.mT: x in place
+    assert _orientation(10, 40, 40, 40, 40) == (True, True)    # x @ w.mT: packed w
+    assert _orientation(40, 10, 40, 40, 40) == (False, True)   # 40x10 out: transposed tile
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vector_blocks_sum_like_the_portable_loops(dtype, monkeypatch):
+    """Note [Vector accumulators]: the AVX-512, AVX2 and portable blocks of a product run
+    the same fused multiply-adds in the same order, so each gives the same bits (the
+    portable one is what a machine without AVX2 and FMA runs; here each is forced with
+    -mno-* flags, the last flags winning over -march=native)."""
+    cases = CASES[:6] + CASES[10:12]
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(s).astype(dtype) for xs, ys, _, _ in cases for s in (xs, ys)]
+
+    def f(*ts):
+        return tuple(_product(c, b)(ts[2 * k], ts[2 * k + 1])
+                     for k, (_, _, c, b) in enumerate(cases))
+    tensors = [torch.tensor(a) for a in arrays]
+    results = {}
+    for extra in ((), ("-mno-avx512f",), ("-mno-avx512f", "-mno-avx2", "-mno-fma")):
+        monkeypatch.setattr(build, "FLAGS", build.FLAGS + extra)
+        c = compile_graph(make_graph(f)(*tensors))
+        assert (c.product_count, c.extern_count) == (len(cases), 0), c
+        results[extra] = [t.numpy() for t in c(*tensors)]
+    first, *others = results.values()
+    for other in others:
+        for a, b in zip(first, other):
+            assert a.tobytes() == b.tobytes()
+    for k, (xs, ys, contracting, batch) in enumerate(cases):
+        ref = np.einsum(_einsum_spec(xs, ys, contracting, batch), *(a.astype(np.float64)
+                        for a in arrays[2 * k:2 * k + 2]))
+        tol = 1e-5 if dtype == "float32" else 1e-12
+        np.testing.assert_allclose(first[k], ref, rtol=tol, atol=tol * np.abs(ref).max())
 
 
 @needs_cc
