@@ -13,6 +13,7 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core.meta import MetaArray
+from .._core import primitive as _prim
 from .._core.primitive import STACK, bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Size, Tensor, _canonical_dim, wrap, wrap_array
 from .._core.symbolic import Sym
@@ -285,6 +286,15 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
             sa, sb = xa.shape, xb.shape
             if len(sa) == len(sb) and sa == sb:   # lengths first: Note [Comparing shapes]
                 return bind(prim, a, b)   # recorded by autograd; nothing to convert
+            if not STACK:
+                out = _recorded_binary(prim, a, b, xa, xb)
+                if out is not None:
+                    return out
+    elif not STACK and grad_mode[0] and not prim.nondiff:
+        # A tensor that requires grad and a Python number (x * 0.5, x ** 2, 1 - x).
+        out = _recorded_with_number(prim, a, b, compute_dtype)
+        if out is not None:
+            return out
     # A comparison's result carries no gradient: operands that require grad may take the
     # fast path too, unless a transform (which may claim the call) is active.
     nondiff = prim.nondiff and not STACK
@@ -314,6 +324,96 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
             check_broadcast(sa, sb)
     out = prim.impl(xa, xb)
     return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
+
+
+def _recorded_with_number(prim, a, b, compute_dtype):
+    """``prim(a, b)`` recorded as one node when one operand is an eager tensor that
+    requires grad and the other a Python number of no wider dtype, else None."""
+    if a.__class__ in TENSOR_TYPES and b.__class__ in _SCALARS:
+        t, n, first = a, b, True
+    elif b.__class__ in TENSOR_TYPES and a.__class__ in _SCALARS:
+        t, n, first = b, a, False
+    else:
+        return None
+    d = t._data
+    if not t._requires_grad or d.__class__ is not ndarray:
+        return None
+    key = (d.dtype, d.ndim == 0)
+    dt = fast_result_dtype(t, key, n, n.__class__, compute_dtype) if first else \
+        fast_result_dtype(n, n.__class__, t, key, compute_dtype)
+    if dt != d.dtype:
+        return None   # the tensor converts first: the strict path records that
+    x = np.asarray(n, dt)   # a floating dtype: what number_array makes of any number
+    return _recorded_binary(prim, t, n, d, x) if first else _recorded_binary(prim, n, t, x, d)
+
+
+def _recorded_binary(prim, a, b, xa, xb):
+    """``prim(a, b)`` on eager operands of one dtype (Tensors or Python numbers, with their
+    arrays ``xa``, ``xb``), one of them requiring grad, recorded as one autograd node that
+    broadcasts (Note [Broadcasting operands under autograd], autograd/engine.py); None
+    where that note's condition fails (the caller takes the strict path)."""
+    needs = prim.vjp_needs
+    if needs is None:
+        return None
+    sa, sb = xa.shape, xb.shape
+    shape = broadcast_pair(sa, sb) if sa != sb else sa
+    if shape is None:
+        check_broadcast(sa, sb)   # raises PyTorch's error
+    ea = eb = None
+    ta = a.__class__ in TENSOR_TYPES
+    if ta and (a.grad_fn is not None or a._requires_grad):
+        ea = (a.grad_fn, a._output_nr) if a.grad_fn is not None else (a, 0)
+    tb = b.__class__ in TENSOR_TYPES
+    if tb and (b.grad_fn is not None or b._requires_grad):
+        eb = (b.grad_fn, b._output_nr) if b.grad_fn is not None else (b, 0)
+    wide_a, wide_b = sa != shape, sb != shape
+    key = (prim, ea is None, eb is None, wide_a, wide_b)
+    ok = _FUSABLE.get(key)
+    if ok is None:
+        read = set()
+        for i, e in enumerate((ea, eb)):
+            if e is not None and needs:   # (): the rule reads shapes only
+                read.update(needs[i])
+        ok = _FUSABLE[key] = not ((wide_a and ea is not None and 0 in read) or
+                                  (wide_b and eb is not None and 1 in read))
+    if not ok:
+        return None
+    out = prim.impl(xa, xb)
+    if out.__class__ is not ndarray:
+        out = np.asarray(out)
+    sum_to = None
+    if wide_a or not ta:
+        a, sum_to = _broadcast_operand(a, xa, sa, shape, ea, ta, 0, sum_to)
+    if wide_b or not tb:
+        b, sum_to = _broadcast_operand(b, xb, sb, shape, eb, tb, 1, sum_to)
+    return _prim.record_node(prim, (a, b), (ea, eb), wrap(out), sum_to)
+
+
+def _broadcast_operand(t, x, s, shape, edge, is_tensor, i, sum_to):
+    """(the strict operand a node saves for ``t`` broadcast to ``shape``, sum_to updated)."""
+    params = _broadcast_params(s, shape)
+    v = wrap(S.broadcast_in_dim.impl(x, **params))
+    if is_tensor:
+        v._version_counter = t._version_counter   # a view: writes to t are caught
+        if edge is not None:
+            if sum_to is None:
+                sum_to = [None, None]
+            sum_to[i] = (S.broadcast_in_dim.vjp, t, params)
+    return v, sum_to
+
+
+_FUSABLE: dict = {}             # (prim, pattern of edges and broadcasts) -> one node or not
+_BROADCAST_PARAMS: dict = {}    # (shape, result shape) -> broadcast_in_dim's params
+
+
+def _broadcast_params(s, shape):
+    params = _BROADCAST_PARAMS.get((s, shape))
+    if params is None:
+        nd = len(shape)
+        params = {"shape": tuple(shape), "broadcast_dimensions": tuple(range(nd - len(s), nd))}
+        if len(_BROADCAST_PARAMS) < 4096:
+            _BROADCAST_PARAMS[(s, shape)] = params
+    return params
 
 
 # Note [Large elementwise ops run on one thread]

@@ -12,9 +12,11 @@ import numpy as np
 from numpy import ndarray
 
 from .._core import dtypes as _dt
+from .._core import primitive as _prim
 from .._core.primitive import STACK, bind, grad_mode
-from .._core.tensor import Tensor, wrap
+from .._core.tensor import Tensor, wrap, wrap_array
 from .._prims import elementwise as E
+from .._prims import shape as S
 from ._common import (_PROMOTE_CACHE, _promotion_key, broadcast_shapes, broadcast_to,
                       check_tensor, convert, elementwise_binary, elementwise_operands,
                       float_dtype_for, is_scalar, match_device, result_type, scalar_type_name,
@@ -584,11 +586,19 @@ def relu(input):
     if d.dtype.kind not in "fiu":
         return where(input <= 0, 0, input)
     # where(input <= 0, 0, input) with one zero for both uses (Note [ReLU's zero]).
-    if d.__class__ is ndarray and not STACK and not (input._requires_grad and grad_mode[0]):
+    if d.__class__ is ndarray and not STACK:
         zero = _ZEROS.get(d.dtype)
         if zero is None:
             zero = _ZEROS[d.dtype] = np.zeros((), d.dtype)
-        return wrap(E.select.impl(E.le.impl(d, zero), zero, d))
+        mask = E.le.impl(d, zero)
+        out = wrap(E.select.impl(mask, zero, d))
+        if not (input._requires_grad and grad_mode[0]):
+            return out
+        # The select node the general path records, without its binds (Note [ReLU's zero]).
+        edge = (input.grad_fn, input._output_nr) if input.grad_fn is not None else (input, 0)
+        zero = wrap(S.broadcast_in_dim.impl(zero, shape=d.shape, broadcast_dimensions=()))
+        return _prim.record_node(E.select, (wrap_array(mask), zero, input), (None, None, edge),
+                                 out)   # wrap_array: a 0-d input's mask is a NumPy bool
     _, zero = match_device(input, to_tensor(0, _dt.from_numpy(d.dtype)))
     zero = broadcast_to(zero, d.shape)
     return bind(E.select, bind(E.le, input, zero), zero, input)
@@ -600,7 +610,9 @@ def relu(input):
 # for the comparison, once for the selection) and look up promotion twice; ReLU runs on
 # every layer of every MLP, so it binds one broadcast zero for both. Eager without grad it
 # calls the two impls directly on a cached 0-d zero (NumPy broadcasts it, the values are
-# the same).
+# the same); eager with grad it does the same and records the select node the binds would
+# have recorded (its saved operands: the mask, the zero broadcast as a view, the input),
+# through `record_node` (autograd/engine.py), as no bind runs.
 _ZEROS: dict = {}
 
 

@@ -6,6 +6,7 @@ know individual primitives: their VJP rules do the math.
 """
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import operator
@@ -55,7 +56,7 @@ class Node:
     """A backward function in the autograd graph (``grad_fn``)."""
 
     __slots__ = ("prim", "params", "saved", "checked", "versions", "out", "next_edges",
-                 "pre_hooks", "post_hooks", "metadata", "seq", "__weakref__")
+                 "pre_hooks", "post_hooks", "metadata", "seq", "sum_to", "__weakref__")
 
     def __init__(self, prim, params, saved, out, next_edges):
         # Runs once per recorded op: no comprehensions (each is a call in Python 3.11) and
@@ -115,6 +116,7 @@ class Node:
         self.pre_hooks = None
         self.post_hooks = None
         self.metadata = None
+        self.sum_to = None   # Note [Broadcasting operands under autograd]
 
     def name(self) -> str:
         if self.metadata and "name" in self.metadata:
@@ -330,6 +332,67 @@ def autograd_bind(prim, args, params):
 _prim.autograd_bind = autograd_bind
 
 
+# Note [Broadcasting operands under autograd]
+# Primitives are strict (one shape for all operands), so `a + bias` is, in general,
+# `add(a, broadcast_in_dim(bias))`: two recorded nodes, and in backward a third engine
+# step for the broadcast's transpose. Eager autograd records it as one node instead, as
+# PyTorch does (AddBackward0's next function is bias's AccumulateGrad; PyTorch's engine
+# sums a gradient over the broadcast dimensions in `validate_outputs`). The node saves the
+# strict operands the primitive's rule expects (broadcast views of the originals) and has
+# edges to the originals; `sum_to[i]`, for an operand that was broadcast and needs a
+# gradient, is (stand-in of the original, the broadcast's params), and the engine sends
+# the rule's cotangent through `broadcast_in_dim`'s own vjp (`record_node`'s caller
+# passes it) before the shape check and post hooks. Values are the same as the two-node
+# graph's; grad of grad works as before, because the sum is bound like any op.
+# The ops layer takes this path only in eager mode, and only when the rule reads no
+# broadcast operand that needs a gradient (add, sub; mul when only the broadcast operand
+# needs one): a rule reading one would compute with a view outside the graph, and under
+# create_graph the gradient through it would be lost. A broadcast view shares the
+# original's version counter, so an in-place write to it is still caught.
+
+def record_node(prim, saved, edges, out, sum_to=None):
+    """Record one Node for ``out = prim(*saved)``, a parameterless primitive's single
+    result that an eager fast path of the ops layer computed itself; ``edges`` lead to
+    where the operands' gradients go. Where ``saved[i]`` is a broadcast view of the
+    operand (Note [Broadcasting operands under autograd]), ``sum_to[i]`` is (the
+    broadcast's vjp rule, the operand, the broadcast's params); ``sum_to`` is None when
+    no operand needing a gradient was broadcast."""
+    node = Node(prim, _NO_PARAMS, saved, out, edges)
+    if sum_to is not None:
+        for i, entry in enumerate(sum_to):
+            if entry is not None:   # the original's shape, not its memory
+                sum_to[i] = (entry[0], stand_in(entry[1]), entry[2])
+        node.sum_to = sum_to
+    out.grad_fn = node
+    out._requires_grad = True
+    return out
+
+
+_NO_PARAMS: dict = {}   # shared, never written: the params of a parameterless primitive
+
+
+def _summed_to_inputs(sum_to, in_cts, saved):
+    """(cotangents, shape-carrying primals) of a node recorded by `record_node`:
+    each broadcast operand's cotangent summed back to its shape, lazily (Note [Lazy
+    cotangents]): autograd.grad may not need it."""
+    in_cts, primals = list(in_cts), list(saved)
+    for i, entry in enumerate(sum_to):
+        if entry is not None and in_cts[i] is not None:
+            primals[i] = entry[1]
+            in_cts[i] = functools.partial(_sum_to, in_cts[i], entry)
+    return in_cts, primals
+
+
+def _sum_to(ct, entry):
+    if ct.__class__ is not Tensor:
+        ct = ct()
+    vjp, original, params = entry
+    return vjp(ct, None, original, **params)[0]
+
+
+_prim.record_node = record_node
+
+
 # ---------------------------------------------------------------------------------------
 # The backward engine.
 
@@ -491,10 +554,15 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
                               node.out, *saved, **node.params)
         else:
             in_cts = prim.vjp(buf[0], node.out, *saved, **node.params)
-        if node.post_hooks:
+        primals = saved
+        if node.sum_to is not None:   # Note [Broadcasting operands under autograd]
+            in_cts, primals = _summed_to_inputs(node.sum_to, in_cts, saved)
+        if node.post_hooks:   # hooks see tensors: None where no gradient flows, no lazy entries
+            in_cts = [None if e is None or ct is None else ct if ct.__class__ is Tensor else ct()
+                      for e, ct in zip(node.next_edges, in_cts)]
             for h in node.post_hooks:
                 h(in_cts, buf)
-        for e, ct, primal in zip(node.next_edges, in_cts, saved):
+        for e, ct, primal in zip(node.next_edges, in_cts, primals):
             if e is None or ct is None:
                 continue
             target, nr = e
