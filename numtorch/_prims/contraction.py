@@ -83,9 +83,10 @@ def _transpose_back(g_dims_in_order, ndim):
 
 
 def _dot_vjp_plan(xnd, ynd, contracting, batch):
-    """The params of the two cotangent contractions and the permutations that put their
-    results back in the operands' dim order, for operands of these ranks (cached: the
-    rule runs on every matmul's backward)."""
+    """For each operand's cotangent: whether it contracts (g, other) or (other, g), the
+    params of that contraction, and the permutation that puts its result back in the
+    operand's dim order (None: none needed); cached, the rule runs on every matmul's
+    backward (Note [Cotangent contractions])."""
     key = (xnd, ynd, contracting, batch)
     plan = _VJP_PLANS.get(key)
     if plan is None:
@@ -95,30 +96,54 @@ def _dot_vjp_plan(xnd, ynd, contracting, batch):
         g_batch = tuple(range(nb))
         g_xfree = tuple(range(nb, nb + len(xf)))
         g_yfree = tuple(range(nb + len(xf), nb + len(xf) + len(yf)))
-        x_order = list(xb) + xf + [xc[yc.index(d)] for d in sorted(yc)]
-        y_order = list(yb) + yf + [yc[xc.index(d)] for d in sorted(xc)]
-        x_perm, y_perm = _transpose_back(x_order, xnd), _transpose_back(y_order, ynd)
+        x_from_y = [xc[yc.index(d)] for d in sorted(yc)]   # x's dims left free in y
+        y_from_x = [yc[xc.index(d)] for d in sorted(xc)]
         plan = _VJP_PLANS[key] = (
-            {"contracting": (g_yfree, tuple(yf)), "batch": (g_batch, tuple(yb))},
-            None if x_perm == tuple(range(xnd)) else x_perm,
-            {"contracting": (g_xfree, tuple(xf)), "batch": (g_batch, tuple(xb))},
-            None if y_perm == tuple(range(ynd)) else y_perm)
+            _cotangent_contraction(list(xb) + xf + x_from_y, list(xb) + x_from_y + xf, xnd,
+                                   (g_yfree, tuple(yf)), (g_batch, tuple(yb))),
+            _cotangent_contraction(list(yb) + yf + y_from_x, list(yb) + y_from_x + yf, ynd,
+                                   (g_xfree, tuple(xf)), (g_batch, tuple(xb))))
     return plan
+
+
+def _cotangent_contraction(g_first, other_first, ndim, contracting, batch):
+    """(other operand first?, params, permutation back or None) for one cotangent: the
+    order of operands whose result needs no transpose, if either does."""
+    back = _transpose_back(g_first, ndim)
+    if back != tuple(range(ndim)) and _transpose_back(other_first, ndim) == tuple(range(ndim)):
+        return True, {"contracting": contracting[::-1], "batch": batch[::-1]}, None
+    return False, {"contracting": contracting, "batch": batch}, (
+        None if back == tuple(range(ndim)) else back)
 
 
 _VJP_PLANS: dict = {}
 
+# Note [Cotangent contractions]
+# A cotangent of dot_general is another dot_general of the output cotangent g with the
+# other operand; its result comes out as (batch, g's free dims, the operand's free dims),
+# which may need a transpose into the operand's dim order. Contracting the operands the
+# other way round gives (batch, the operand's free dims, g's free dims); the rule picks the
+# order that needs no transpose where one does. For `x @ w.T` (w.T a transposed view)
+# w.T's cotangent is then x^T g, as PyTorch's mm backward computes it, instead of
+# transpose(g^T x): one bind fewer per matmul in backward, and one node fewer under
+# create_graph (MAML's inner steps).
+
 
 def _dot_vjp(g, out, x, y, *, contracting, batch):
-    x_params, x_perm, y_params, y_perm = _dot_vjp_plan(x.ndim, y.ndim, contracting, batch)
+    (x_swap, x_params, x_perm), (y_swap, y_params, y_perm) = _dot_vjp_plan(
+        x.ndim, y.ndim, contracting, batch)
 
     # The transpose primitive, not Tensor.permute: a cotangent needs no view bookkeeping.
     def grad_x():
-        r = dot_general.bind(g, _conj(y), **x_params)
+        other = _conj(y)
+        r = dot_general.bind(other, g, **x_params) if x_swap else \
+            dot_general.bind(g, other, **x_params)
         return r if x_perm is None else _transpose.bind(r, permutation=x_perm)
 
     def grad_y():
-        r = dot_general.bind(g, _conj(x), **y_params)
+        other = _conj(x)
+        r = dot_general.bind(other, g, **y_params) if y_swap else \
+            dot_general.bind(g, other, **y_params)
         return r if y_perm is None else _transpose.bind(r, permutation=y_perm)
     return grad_x, grad_y
 

@@ -221,16 +221,19 @@ imag.vjp = lambda g, out, x: (T.complex(T.zeros_like(g), g),)
 # ---------------------------------------------------------------------------------------
 # Binary arithmetic
 
+# sub, mul and div give lazy cotangents (Note [Lazy cotangents], autograd/engine.py): often
+# only one operand needs a gradient (`pred - target`, `lr * g`, `x / n`), and the other's
+# would cost a bind (and a node under create_graph) for nothing.
 add = binary("add", np.add, vjp=lambda g, out, x, y: (g, g))
 add.jvp = _linear_jvp(add)
-sub = binary("sub", np.subtract, vjp=lambda g, out, x, y: (g, -g))
+sub = binary("sub", np.subtract, vjp=lambda g, out, x, y: (g, lambda: -g))
 sub.jvp = _linear_jvp(sub)
 mul = binary("mul", np.multiply,
-             vjp=lambda g, out, x, y: (g * _conj(y), g * _conj(x)))
+             vjp=lambda g, out, x, y: (lambda: g * _conj(y), lambda: g * _conj(x)))
 mul.jvp = lambda p, t: (mul.bind(*p), _sum_tangents(
     None if t[0] is None else t[0] * p[1], None if t[1] is None else p[0] * t[1], p[0]))
 div = binary("div", _errstate(np.true_divide),
-             vjp=lambda g, out, x, y: (g / _conj(y), -g * _conj(out) / _conj(y)))
+             vjp=lambda g, out, x, y: (lambda: g / _conj(y), lambda: -g * _conj(out) / _conj(y)))
 div.jvp = lambda p, t: (lambda out: (out, _sum_tangents(
     None if t[0] is None else t[0] / p[1], None if t[1] is None else -t[1] * out / p[1],
     p[0])))(div.bind(*p))
