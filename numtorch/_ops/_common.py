@@ -228,7 +228,10 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
 # primitive without derivatives (`nondiff`: comparisons) takes it even when an operand
 # requires grad, as long as the interpreter stack is empty (a transform may claim the call,
 # Note [Capture claims constants]): autograd would record nothing for it anyway. Any
-# other case takes the strict path: tensors, converts, broadcasts, and `bind`s.
+# other case takes the strict path: tensors, converts, broadcasts, and `bind`s, except
+# that eager operands of one dtype, one requiring grad, whose shapes differ or one of which
+# is a Python number, are recorded as one node by `_recorded_binary` (Note [Broadcasting
+# operands under autograd], autograd/engine.py).
 # The shortcut chooses its path by looking, never by trying NumPy and catching its error:
 # shapes that differ are checked before the call (`check_broadcast`, cached per pair of
 # shapes; PyTorch's message when they do not broadcast), an int out of an integer dtype's
