@@ -370,11 +370,18 @@ class Emitter:
         size = int(np.prod(inner))
         if (self.dry or self.kernel.horizontal or not any(n != 1 for n in self.outer)
                 or not 0 < size * var.dtype.itemsize <= STREAM_ROW_BYTES
-                or self.stored_bytes() < stream_threshold() or self._calls_math(var)):
+                or self.stored_bytes() < stream_threshold() or self._computes_math()):
             return None
         self.streams = True
         self.counter += 1
         return f"out{self.counter}"
+
+    def _computes_math(self):
+        """Whether any computation of the kernel calls a math function per element: the
+        stored values' and the reductions' operands (softmax's exp in its sum loop counts
+        though its output loop only divides). Such a kernel is bound by arithmetic."""
+        return any(self._calls_math(c.node.ins[0] if c.is_reduction else c.var)
+                   for c in self.kernel.comps)
 
     def _calls_math(self, var):
         """Whether computing ``var`` inline calls a math function per element (not on a
@@ -383,7 +390,7 @@ class Emitter:
         while stack:
             v = stack.pop()
             node = self.sched.lowered.get(id(v))
-            if id(v) in seen or node is None or id(v) in self.row_cache or (
+            if not isinstance(v, Var) or id(v) in seen or node is None or (
                     v is not var and id(v) in self.sched.comps):
                 continue
             seen.add(id(v))
@@ -561,10 +568,15 @@ def _workshare(nest):
 # The values are the same bits; only where they are written from changes. The rule is
 # glibc's memcpy's (since 2.38: non-temporal stores above a quarter of the shared cache).
 # Non-temporal stores are weakly ordered, so each thread ends its share of the rows with
-# an sfence (`nt_stream_fence`); a fence per row cost the whole gain. A value computed
-# with a math function per element (erf, tanh, exp: the GELU*sigmoid+tanh mix) stores in
-# place: that loop is bound by arithmetic, not memory, and the copy through the stack cost
-# more than streaming saved (27.1-27.2 against 28.1-29.4 ms, min of 41, one thread). Rows
+# an sfence (`nt_stream_fence`); a fence per row cost the whole gain. A kernel that
+# calls a math function per element anywhere stores in place (erf, tanh, exp: the
+# GELU*sigmoid+tanh mix; softmax, whose exp is in its sum loop while its output loop only
+# divides): it is bound by arithmetic, not memory, and the copy through the stack costs
+# more than streaming saves. The mix: 27.1-27.2 against 28.1-29.4 ms (min of 41, one
+# thread). Row softmax 4096x1024 in a C harness calling the generated kernel (medians of
+# 200 calls, best of 5-7 alternating rounds, load 3-5): one thread's CPU 2.25-2.35 ms in
+# place against 2.56-2.93 ms streamed; two threads' best wall 1.11-1.14 against 1.25-1.29.
+# Streaming each row straight from registers (no stack copy) fell between (2.29-2.62). Rows
 # longer than STREAM_ROW_BYTES, horizontal kernels and kernels without an outer loop also
 # store in place.
 # `config.cpp.stream_threshold` sets the size in bytes instead (0: always; tests).

@@ -2,7 +2,8 @@
 that store rows through a stack array and non-temporal stores give the same bits as
 kernels storing in place and match NumPy, for row lengths whose bytes are not a multiple
 of the vector width (unaligned heads and tails), several dtypes and 1 or 2 threads; and
-the rule decides as documented (big stores stream, small ones and math-bound loops don't).
+the rule decides as documented (big stores stream; small ones and kernels bound by math
+functions don't).
 
 Skipped where there is no C compiler.
 """
@@ -70,27 +71,42 @@ def test_streamed_pointwise_rows_of_other_dtypes(dtype):
     np.testing.assert_array_equal(out.numpy(), xs * 3 + xs)
 
 
-def test_streamed_softmax_and_its_row_cache():
+def test_streamed_rows_read_from_a_row_cache():
+    """y = 3x + 1 is the sum's operand and is read again by the output loop, so it is kept
+    in a row array (Note [Row cache]); the output rows stream from there."""
     rng = np.random.default_rng(3)
     xs = rng.standard_normal((6, 130)).astype(np.float32)
     x = torch.from_numpy(xs)
-    c = compiled(lambda x: torch.softmax(x, -1), x, threshold=0)
-    assert c.kernel_count == 1 and "nt_stream(buf" in c.source
+
+    def f(x):
+        y = x * 3 + 1
+        return y / y.sum(-1, keepdim=True)
+    c = compiled(f, x, threshold=0)
+    assert c.kernel_count == 1 and "nt_stream(buf" in c.source and "row0[" in c.source
     (out,) = c(x)
-    e = np.exp(xs - xs.max(-1, keepdims=True))
-    np.testing.assert_allclose(out.numpy(), e / e.sum(-1, keepdims=True), rtol=1e-6, atol=1e-7)
+    y = xs * 3 + 1
+    np.testing.assert_allclose(out.numpy(), y / y.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
 
 
-def test_math_bound_rows_store_in_place():
-    """The GELU*sigmoid+tanh mix calls erf, exp and tanh per element: it is bound by
-    arithmetic, so it stores in place even when its stores are large."""
+def test_math_bound_kernels_store_in_place():
+    """A kernel calling a math function per element anywhere is bound by arithmetic, so it
+    stores in place even when its stores are large: the GELU*sigmoid+tanh mix (erf, exp
+    and tanh in the stored loop), softmax and log_softmax (exp in the sum loop; the
+    output loop only divides or subtracts)."""
     x = torch.randn(4, 64)
+    xs = x.numpy()
     c = compiled(lambda x: F.gelu(x) * torch.sigmoid(x) + x.tanh(), x, threshold=0)
     assert "nt_stream(buf" not in c.source
-    # a math function of a value constant along the row (log_softmax's log of the sum)
-    # does not count
-    c = compiled(lambda x: torch.log_softmax(x, -1), x, threshold=0)
-    assert "nt_stream(buf" in c.source
+    for f in (lambda x: torch.softmax(x, -1), lambda x: torch.log_softmax(x, -1)):
+        c = compiled(f, x, threshold=0)
+        assert c.kernel_count == 1 and "nt_stream(buf" not in c.source
+        np.testing.assert_allclose(c(x)[0].numpy(), f(x).numpy(), rtol=1e-6, atol=1e-6)
+    # a math function of a value constant along the row (the log1p of the row sum) does
+    # not count
+    c = compiled(lambda x: x / x.abs().sum(-1, keepdim=True).log1p(), x, threshold=0)
+    assert "nt_stream(buf" in c.source and "log1p(" in c.source
+    np.testing.assert_allclose(c(x)[0].numpy(), xs / np.log1p(np.abs(xs).sum(-1, keepdims=True)),
+                               rtol=1e-6)
 
 
 def test_default_threshold_is_a_quarter_of_the_last_level_cache():
