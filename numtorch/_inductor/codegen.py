@@ -18,15 +18,13 @@ count (the vectorised inner order is fixed at compile time).
 """
 from __future__ import annotations
 
-import functools
-import glob
 import re
 
 import numpy as np
 
 from .._core.ir import Const, Var
 from .scheduler import C_TYPES, Kernel, dtype_of, shape_of
-from . import config, gemm, launcher
+from . import config, gemm, launcher, streaming
 
 PRELUDE = r"""
 #include <stdint.h>
@@ -48,42 +46,7 @@ static inline double nt_rem_impl(double a, double b) {
     else if (r == 0) r = copysign(0.0, b);
     return r;
 }
-/* Note [Streaming stores]: copy a row computed on the stack to memory with non-temporal
-   stores (the destination's lines are not read first, nor kept in cache); the unaligned
-   head and the tail are plain copies. nt_stream_fence orders them before other threads'
-   reads: once per thread, after its last row. */
-#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
-#include <immintrin.h>
-#endif
-#if defined(__AVX512F__)
-#define NT_STREAM_BYTES 64
-#define NT_STREAM_ONE(d, s) _mm512_stream_si512((void *)(d), _mm512_loadu_si512((const void *)(s)))
-#elif defined(__AVX__)
-#define NT_STREAM_BYTES 32
-#define NT_STREAM_ONE(d, s) _mm256_stream_si256((__m256i *)(d), _mm256_loadu_si256((const __m256i *)(s)))
-#elif defined(__SSE2__)
-#define NT_STREAM_BYTES 16
-#define NT_STREAM_ONE(d, s) _mm_stream_si128((__m128i *)(d), _mm_loadu_si128((const __m128i *)(s)))
-#endif
-static inline void nt_stream(void *restrict dst, const void *restrict src, int64_t bytes) {
-    char *d = dst;
-    const char *s = src;
-#ifdef NT_STREAM_BYTES
-    int64_t head = (int64_t)(-(uintptr_t)d & (NT_STREAM_BYTES - 1));
-    head = head < bytes ? head : bytes;
-    __builtin_memcpy(d, s, head);
-    d += head, s += head, bytes -= head;
-    for (; bytes >= NT_STREAM_BYTES; bytes -= NT_STREAM_BYTES, d += NT_STREAM_BYTES, s += NT_STREAM_BYTES)
-        NT_STREAM_ONE(d, s);
-#endif
-    __builtin_memcpy(d, s, bytes);
-}
-#ifdef NT_STREAM_BYTES
-#define nt_stream_fence() _mm_sfence()
-#else
-#define nt_stream_fence() ((void)0)
-#endif
-/* exp: float32 by nt_expf (Note [Inline float exp]), float64 by libm/libmvec */
+""" + streaming.PRELUDE + r"""/* exp: float32 by nt_expf (Note [Inline float exp]), float64 by libm/libmvec */
 #define nt_exp(x) _Generic((x), float: nt_expf((float)(x)), default: exp(x))
 static inline __attribute__((always_inline)) float nt_expf(float x) {
     float y = x < -104.0f ? -104.0f : x;      /* exp(-104) rounds to 0 (NaN stays NaN) */
@@ -258,6 +221,9 @@ class Emitter:
             saved, self.lines = self.lines, []
             value = self.load(var, idx, {}) if comp.node.prim.lower.kind != "reduction" else None
             row = self._stream_row(var, inner)
+            if row and sum(n != 1 for n in inner) == 1:     # Note [Streaming from registers]
+                self.lines = saved + self._stream_chunks(var, idx)
+                return
             target = (f"{row}[{flat_index(idx[len(self.outer):], inner)}]" if row else
                       f"{self.buffers.name(var)}[{flat_index(idx, var.shape)}]")
             body = self.lines + [f"{target} = {value};"]
@@ -369,12 +335,46 @@ class Emitter:
         is computed into before it is streamed to memory, or None (stored in place)."""
         size = int(np.prod(inner))
         if (self.dry or self.kernel.horizontal or not any(n != 1 for n in self.outer)
-                or not 0 < size * var.dtype.itemsize <= STREAM_ROW_BYTES
-                or self.stored_bytes() < stream_threshold() or self._computes_math()):
+                or not 0 < size * var.dtype.itemsize <= streaming.STREAM_ROW_BYTES
+                or self.stored_bytes() < streaming.stream_threshold() or self._computes_math()):
             return None
         self.streams = True
         self.counter += 1
         return f"out{self.counter}"
+
+    def _stream_chunks(self, var, idx):
+        """Note [Streaming from registers]: the loops computing one row of ``var`` (one
+        inner dim) and streaming it in vector-sized chunks; the unaligned head and the
+        tail are stored in place."""
+        n = len(self.outer)
+        (i, size), = [(x, m) for x, m in zip(idx[n:], var.shape[n:]) if m != 1]
+        t = C_TYPES[var.dtype.name]
+        dst, start, head, tmp, lane = (self.local() for _ in range(5))
+        chunk = f"NT_CHUNK({t})"
+
+        def body(target, indent):
+            saved, self.lines = self.lines, []
+            value = self.load(var, idx, {})
+            lines, self.lines = self.lines + [f"{target} = {value};"], saved
+            return [" " * indent + line for line in lines]
+        base = flat_index(self.outer_idx, self.outer)
+        return ["{",
+                f"    {t} *restrict {dst} = {self.buffers.name(var)} + ({base})*{size};",
+                f"    const int64_t {head} = nt_stream_head({dst}, sizeof({t}), {size});",
+                f"    int64_t {start} = {head};",
+                f"    for (int64_t {i} = 0; {i} < {head}; {i}++) {{"] + body(f"{dst}[{i}]", 8) + [
+                "    }",
+                f"    for (; {start} + {chunk} <= {size}; {start} += {chunk}) {{",
+                f"        {t} {tmp}[{chunk}] __attribute__((aligned(64)));",
+                "        #pragma omp simd",
+                f"        for (int64_t {lane} = 0; {lane} < {chunk}; {lane}++) {{",
+                f"            const int64_t {i} = {start} + {lane};"] + body(f"{tmp}[{lane}]", 12) + [
+                "        }",
+                f"        NT_STREAM_ONE({dst} + {start}, {tmp});",
+                "    }",
+                f"    for (int64_t {i} = {start}; {i} < {size}; {i}++) {{"] + body(f"{dst}[{i}]", 8) + [
+                "    }",
+                "}"]
 
     def _computes_math(self):
         """Whether any computation of the kernel calls a math function per element: the
@@ -555,56 +555,6 @@ def _workshare(nest):
             return nest[:j] + ["#pragma omp for schedule(static) nowait"] + nest[j:]
     return ["#pragma omp single nowait", "{"] + nest + ["}"]
 
-
-# Note [Streaming stores]
-# A kernel that writes more than a quarter of the last-level cache (a 4096x1024 float32
-# layer_norm writes 16 MB; this machine's L3 is 32 MB) writes lines that are evicted
-# before anyone reads them, and a plain store first reads each line for ownership: of
-# layer_norm's 48 MB of memory traffic, 16 MB is reading the output's old contents. Such a
-# kernel computes each row of a stored value into an aligned array on the thread's stack
-# (in L1) and copies it out with non-temporal stores (`nt_stream` in the prelude), which
-# write whole lines without reading them: 32 MB of traffic. One thread's layer_norm
-# 4096x1024 took 1.28 instead of 1.77 ms (median CPU time, load 8), a plain copy 2x less.
-# The values are the same bits; only where they are written from changes. The rule is
-# glibc's memcpy's (since 2.38: non-temporal stores above a quarter of the shared cache).
-# Non-temporal stores are weakly ordered, so each thread ends its share of the rows with
-# an sfence (`nt_stream_fence`); a fence per row cost the whole gain. A kernel that
-# calls a math function per element anywhere stores in place (erf, tanh, exp: the
-# GELU*sigmoid+tanh mix; softmax, whose exp is in its sum loop while its output loop only
-# divides): it is bound by arithmetic, not memory, and the copy through the stack costs
-# more than streaming saves. The mix: 27.1-27.2 against 28.1-29.4 ms (min of 41, one
-# thread). Row softmax 4096x1024 in a C harness calling the generated kernel (medians of
-# 200 calls, best of 5-7 alternating rounds, load 3-5): one thread's CPU 2.25-2.35 ms in
-# place against 2.56-2.93 ms streamed; two threads' best wall 1.11-1.14 against 1.25-1.29.
-# Streaming each row straight from registers (no stack copy) fell between (2.29-2.62). Rows
-# longer than STREAM_ROW_BYTES, horizontal kernels and kernels without an outer loop also
-# store in place.
-# `config.cpp.stream_threshold` sets the size in bytes instead (0: always; tests).
-STREAM_ROW_BYTES = 1 << 16
-
-
-def stream_threshold():
-    """Bytes a kernel must store to use streaming stores (Note [Streaming stores])."""
-    if config.cpp.stream_threshold is not None:
-        return config.cpp.stream_threshold
-    return last_level_cache() // 4
-
-
-@functools.lru_cache(maxsize=None)
-def last_level_cache():
-    """The largest cache's size in bytes (Linux sysfs), else 32 MB."""
-    sizes = []
-    for size in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
-        try:
-            with open(size) as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            sizes.append(int(digits) * scale)
-    return max(sizes, default=32 << 20)
 
 
 # Note [Row cache]

@@ -42,7 +42,7 @@ class cpp:
     # automatic fallback without a compiler is the same code, Note [Fused NumPy code])
     numpy_fallback = bool(os.environ.get("NUMTORCH_INDUCTOR_NUMPY"))
     # bytes a kernel must store before it writes with non-temporal stores; None: a quarter
-    # of the last-level cache (Note [Streaming stores], codegen.py)
+    # of the last-level cache (Note [Streaming stores], streaming.py)
     stream_threshold = None
     # small matrix products (dot_general) run as loops in the graph's library instead of
     # NumPy/BLAS externs (Note [Small products in C], gemm.py); False: all are externs
