@@ -15,7 +15,7 @@ from .eval_frame import reset  # noqa: F401
 from .markers import allow_in_graph, disallow_in_graph, graph_break  # noqa: F401
 from .values import Unsupported  # noqa: F401
 from .explain import explain, ExplainOutput  # noqa: F401
-from . import utils  # noqa: F401
+from . import exc, utils  # noqa: F401
 
 
 def mark_dynamic(t, index, *, min=None, max=None):

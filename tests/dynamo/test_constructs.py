@@ -193,3 +193,49 @@ def test_exception_through_a_context_manager_propagates_as_in_eager():
     with pytest.raises(KeyError):
         torch.compile(f, backend="eager")(torch.ones(2))
     assert log == ["in", "out", "in", "out"]
+
+
+def _misbehaving_context_managers():
+    import contextlib
+
+    @contextlib.contextmanager
+    def no_yield():
+        if False:
+            yield
+
+    @contextlib.contextmanager
+    def two_yields():
+        yield 1
+        yield 2
+
+    @contextlib.contextmanager
+    def yields_after_throw():
+        try:
+            yield
+        except KeyError:
+            pass
+        yield
+    return [(no_yield, False, "generator didn't yield"),
+            (two_yields, False, "generator didn't stop"),
+            (yields_after_throw, True, r"generator didn't stop after throw\(\)")]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_a_misbehaving_contextmanager_raises_contextlibs_error_as_in_eager(case):
+    # Note [Generator context managers]: the suspended generator's exit raises what
+    # contextlib's __exit__ raises; without fullgraph it reaches the caller as in eager,
+    # with fullgraph it is the break's reason
+    cm, raise_inside, message = _misbehaving_context_managers()[case]
+
+    def f(x):
+        with cm():
+            if raise_inside:
+                raise KeyError("k")
+            y = x + 1
+        return y
+    with pytest.raises(RuntimeError, match=message):
+        f(torch.ones(2))
+    with pytest.raises(RuntimeError, match=message):
+        torch.compile(f, backend="eager")(torch.ones(2))
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="RuntimeError.*" + message):
+        torch.compile(f, backend="eager", fullgraph=True)(torch.ones(2))
