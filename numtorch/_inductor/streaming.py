@@ -93,9 +93,12 @@ STREAM_ROW_BYTES = 1 << 16
 # the copy's load and store per vector: layer_norm 4096x1024 float32 in a C harness
 # calling the generated kernel (medians of 200 calls, best of 5 alternating rounds, load
 # about 7, rows 48 bytes past a boundary as NumPy's): one thread's CPU 1.27 against 1.52 ms,
-# two threads' best wall 0.61 against 1.03 ms; at two threads a quiet machine is bound by
-# writing the 16 MB output (a kernel that only streams 16 MB takes 0.60 ms there). Rows
-# over several inner dims keep the stack row (their index is not one counter).
+# two threads' best wall 0.61 against 1.03 ms. Through compile_graph, one process per
+# version alternating, load 5-6: one thread's CPU 0.93-1.31 against 1.28-1.40 ms. At two
+# threads layer_norm is then about as fast as writing its 16 MB output: a kernel that
+# only streams 16 MB took 0.59 ms (best of 400 calls at load 6.6; 0.33-0.42 ms at quieter
+# moments), layer_norm's best call 0.49-0.55 ms. Rows over several inner dims keep the
+# stack row (their index is not one counter).
 
 
 def stream_threshold():
