@@ -257,7 +257,6 @@ def load(source, vector_math=False):
         lib = ctypes.CDLL(so, mode=openmp.LOAD_MODE)
     else:
         lib = ctypes.CDLL(so)
-        openmp.restore_environment()
     _LOADED[key] = lib
     return lib
 

@@ -1,10 +1,10 @@
 """The kernels' own OpenMP runtime: a private copy of GCC's libgomp, loaded once per process.
 
-``runtime(cc)`` makes (once per cache directory) a copy of the compiler's ``libgomp.so.1``
-whose soname is renamed, and returns the link flags that make ``-fopenmp`` kernels depend
-on that copy; ``load_runtime()`` loads it, initialised with the wait policy numtorch
-chooses, before the first kernel library loads; ``LOAD_MODE`` is the ``dlopen`` mode for
-kernel libraries. This module knows nothing of kernels or of the cache's entries
+``link_flags(cc, directory)`` makes (once per cache directory) a copy of the compiler's
+``libgomp.so.1`` whose soname is renamed, and returns the link flags that make ``-fopenmp``
+kernels depend on that copy; ``load_runtime()`` loads it, initialised with the wait
+policy numtorch chooses, before the first kernel library loads; ``LOAD_MODE`` is the
+``dlopen`` mode for kernel libraries. This module knows nothing of kernels or of the cache's entries
 (build.py owns both).
 
 Note [The kernels' own OpenMP runtime]
@@ -39,7 +39,7 @@ dependencies first). Measured with torch imported first: kernels' idle CPU after
 it hands out, so nothing crosses between allocators.
 
 Where the copy cannot be made (not GCC, no ELF64 libgomp, no soname) the kernels link the
-system libgomp as before and the wait policy is set around the first kernel load only.
+shared runtime as before, and OMP_WAIT_POLICY is set in the environment for good.
 """
 from __future__ import annotations
 
@@ -134,29 +134,24 @@ def link_flags(cc, directory):
 
 def load_runtime(cc, directory):
     """Load the kernels' OpenMP runtime once per process, before the first kernel library,
-    with OMP_WAIT_POLICY = ``config.cpp.wait_policy`` unless the user set it; the
-    environment is restored afterwards. Returns the private runtime's path, or None where
-    kernels use the shared libgomp (then the policy is set around the first kernel's load,
-    which is what loads libgomp: call ``restore_environment`` after it)."""
+    with OMP_WAIT_POLICY = ``config.cpp.wait_policy`` unless the user set it, and put the
+    environment back. Returns the private runtime's path, or None where kernels use the
+    shared OpenMP runtime: then the variable is set for good, as the runtime (libgomp when
+    the first kernel loads it, LLVM's libomp at its first parallel region) reads it later."""
     if "path" in _STATE:
         return _STATE["path"]
-    path = _private_copy(cc, directory)
-    _STATE["path"] = path
-    _STATE["restore"] = "OMP_WAIT_POLICY" not in os.environ
-    if _STATE["restore"]:
+    path = _STATE["path"] = _private_copy(cc, directory)
+    if path is None:
+        os.environ.setdefault("OMP_WAIT_POLICY", config.cpp.wait_policy)
+    elif "OMP_WAIT_POLICY" in os.environ:
+        ctypes.CDLL(path, mode=os.RTLD_NOW)
+    else:
         os.environ["OMP_WAIT_POLICY"] = config.cpp.wait_policy
-    if path is not None:
         try:
-            ctypes.CDLL(path, mode=os.RTLD_NOW)
+            ctypes.CDLL(path, mode=os.RTLD_NOW)     # its constructor reads the variable
         finally:
-            restore_environment()
+            del os.environ["OMP_WAIT_POLICY"]
     return path
-
-
-def restore_environment():
-    """Remove the OMP_WAIT_POLICY that ``load_runtime`` set, once the runtime has read it."""
-    if _STATE.pop("restore", False):
-        os.environ.pop("OMP_WAIT_POLICY", None)
 
 
 def loaded_runtimes():

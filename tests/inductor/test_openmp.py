@@ -45,9 +45,10 @@ print(json.dumps({"idle_ms": sorted(idle)[3] * 1e3, "maps": openmp.loaded_runtim
 """
 
 
-def _run(order, tmp_path):
+def _run(order, tmp_path, **variables):
     env = dict(os.environ, NUMTORCH_CACHE_DIR=str(tmp_path), NUMTORCH_NUM_THREADS="2")
     env.pop("OMP_WAIT_POLICY", None)
+    env.update(variables)
     out = subprocess.run([sys.executable, "-c", SCRIPT, order], env=env, capture_output=True,
                          text=True, timeout=300, cwd=os.path.dirname(os.path.dirname(
                              os.path.dirname(os.path.abspath(__file__)))))
@@ -76,6 +77,23 @@ def test_torch_imported_after_a_kernel_gets_its_own_runtime_and_environment(tmp_
     assert any("torch" in m for m in r["maps"]), r["maps"]
     assert r["policy"] is None        # torch's libgomp read the user's environment, not ours
     assert r["idle_ms"] < 1.0, r
+
+
+@needs_gcc
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: libgomp throttles its spin")
+def test_a_wait_policy_the_user_set_is_kept(tmp_path):
+    """And the measurement above sees spinning workers when there are some."""
+    r = _run("numtorch_only", tmp_path, OMP_WAIT_POLICY="active")
+    assert r["policy"] == "active" and r["idle_ms"] > 1.0, r
+
+
+def test_without_a_copy_the_policy_is_set_for_the_shared_runtime(monkeypatch):
+    monkeypatch.setattr(openmp, "_STATE", {})
+    monkeypatch.setattr(openmp, "_private_copy", lambda cc, directory: None)
+    monkeypatch.setenv("OMP_WAIT_POLICY", "")          # so that teardown removes it again
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    assert openmp.load_runtime("cc", "/nonexistent") is None
+    assert os.environ["OMP_WAIT_POLICY"] == "passive"
 
 
 @needs_gcc
