@@ -16,7 +16,7 @@ fallback_random = True
 freezing = False           # fold captured tensors into the code (Note [Folding captured tensors])
 # set by torch.compile(mode="max-autotune") (Note [Compile mode and options], runner.py);
 # it changes nothing yet: the scheduler has one schedule per graph and the thread policy
-# is fixed by measurement (Note [OpenMP and BLAS threads]), so there is nothing to try
+# is decided by measurement (Note [OpenMP and BLAS threads]), so there is nothing to try
 max_autotune = False
 # compiler processes building one library at once (Note [Parallel builds], launcher.py)
 compile_threads = int(os.environ.get("NUMTORCH_COMPILE_THREADS", 0)) or min(os.cpu_count() or 1, 8)
