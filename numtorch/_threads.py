@@ -92,7 +92,8 @@ def _cores():
         return os.cpu_count() or 1
 
 
-_POLICY: dict = {"adaptive": False, "written": None, "thread": None}
+# looks: how many times the watcher has looked at the load (tests wait on it)
+_POLICY: dict = {"adaptive": False, "written": None, "thread": None, "looks": 0}
 # variables by which a user fixes thread counts themselves: then numtorch adapts nothing
 FIXING_VARIABLES = ("NUMTORCH_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 WATCH_SECONDS = 5.0        # Linux updates the load averages every 5 s
@@ -174,16 +175,15 @@ def start_policy():
 
 
 def _watch(cores, most):
-    while True:
+    while _POLICY["adaptive"]:
         _WAKE.wait(WATCH_SECONDS)
         _WAKE.clear()
-        if not _POLICY["adaptive"]:
-            return
         config = _config()
         if config is not None and config.cpp.threads != _POLICY["written"]:   # user's now
             _POLICY["adaptive"] = False
-            return
-        n = choose_threads(os.getloadavg()[0], cores, _POLICY["written"], most)
-        if n != _POLICY["written"]:
-            _log("numtorch: load %.1f on %d cores: %d thread(s)", os.getloadavg()[0], cores, n)
-            _set_both(n)
+        elif _POLICY["adaptive"]:
+            n = choose_threads(os.getloadavg()[0], cores, _POLICY["written"], most)
+            if n != _POLICY["written"]:
+                _log("numtorch: load %.1f on %d cores: %d thread(s)", os.getloadavg()[0], cores, n)
+                _set_both(n)
+        _POLICY["looks"] += 1

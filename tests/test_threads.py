@@ -124,8 +124,12 @@ def state():
     return [numtorch.get_num_threads(), lib.num_threads() if lib else None]
 def settle(value):
     load[0] = value
+    looks = _threads._POLICY["looks"]
     _threads._WAKE.set()
-    time.sleep(0.3)
+    end, watcher = time.monotonic() + 30, _threads._POLICY["thread"]
+    while (_threads._POLICY["looks"] == looks and watcher is not None and watcher.is_alive()
+           and time.monotonic() < end):
+        time.sleep(0.01)
     return state()
 out = {"import": state(), "adaptive": _threads._POLICY["adaptive"]}
 out["quiet"] = settle(0.2)
