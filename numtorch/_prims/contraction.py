@@ -51,20 +51,39 @@ def _dot_impl(x, y, *, contracting, batch):
                 return outer(xm, ym).reshape(xfree + yfree)
             return np.matmul(xm, ym).reshape(xfree + yfree)
         return np.tensordot(x, y, axes=(xc, yc))
-    xf, yf = _free(x.ndim, xc, xb), _free(y.ndim, yc, yb)
-    xt = x.transpose(list(xb) + xf + list(xc))
-    yt = y.transpose(list(yb) + list(yc) + yf)
+    key = (x.ndim, y.ndim, contracting, batch)
+    plan = _IMPL_PLANS.get(key)
+    if plan is None:
+        plan = _IMPL_PLANS[key] = _batched_impl_plan(x.ndim, y.ndim, contracting, batch)
+    x_perm, y_perm, xf, yf = plan
+    xs, ys = x.shape, y.shape
+    xt = x if x_perm is None else x.transpose(x_perm)
+    yt = y if y_perm is None else y.transpose(y_perm)
     bshape = xt.shape[:len(xb)]
-    m = math.prod([x.shape[d] for d in xf])
-    k = math.prod([x.shape[d] for d in xc])
-    n = math.prod([y.shape[d] for d in yf])
+    xfree, yfree = tuple([xs[d] for d in xf]), tuple([ys[d] for d in yf])
+    m, n = math.prod(xfree), math.prod(yfree)
+    k = xs[xc[0]] if len(xc) == 1 else math.prod([xs[d] for d in xc])
     if k == 1:
         # Batched outer products (per-sample weight gradients): a broadcast multiply beats
         # one tiny GEMM per batch element.
         out = np.multiply(xt.reshape(bshape + (m, 1)), yt.reshape(bshape + (1, n)))
     else:
         out = np.matmul(xt.reshape(bshape + (m, k)), yt.reshape(bshape + (k, n)))
-    return out.reshape(bshape + tuple(x.shape[d] for d in xf) + tuple(y.shape[d] for d in yf))
+    return out.reshape(bshape + xfree + yfree)
+
+
+def _batched_impl_plan(xnd, ynd, contracting, batch):
+    """The operand permutations (None for the identity) putting batch, free, contracted
+    dims in matmul order, and the free dims: per ranks and dimension numbers (cached: the
+    batched impl runs on every matmul under vmap)."""
+    (xc, yc), (xb, yb) = contracting, batch
+    xf, yf = _free(xnd, xc, xb), _free(ynd, yc, yb)
+    x_perm, y_perm = tuple(xb) + tuple(xf) + tuple(xc), tuple(yb) + tuple(yc) + tuple(yf)
+    return (None if x_perm == tuple(range(xnd)) else x_perm,
+            None if y_perm == tuple(range(ynd)) else y_perm, tuple(xf), tuple(yf))
+
+
+_IMPL_PLANS: dict = {}
 
 
 def _dot_shape(x, y, *, contracting, batch):
