@@ -143,6 +143,32 @@ class _GradLevel:
         return False
 
 
+# Note [Backward below its level]
+# A grad level's backward binds VJP rules on lower-level values only (primals and
+# cotangents); it makes no tracer of its own level. So it runs with the level taken off
+# the top of the stack (still active: a custom Function's backward may close over one of
+# its tracers, which `bind` still hands to it). The binds reach the same interpreters;
+# what changes is what the top of the stack says. For the outermost grad the stack is
+# then empty, so its backward — a third of MAML's meta-step — takes the eager shortcuts
+# (Note [Eager fast path]) that an active transform turns off; nested grads see the
+# levels below them, as their binds do. `vjp_fn` already ran its backward after its level
+# had been popped.
+
+class _BelowLevel:
+    """Context: take ``interp`` (the top of the stack) off the stack, keeping it active."""
+
+    def __init__(self, interp):
+        self.interp = interp
+
+    def __enter__(self):
+        top = _prim.STACK.pop()
+        assert top is self.interp, "interpreter stack corrupted"
+
+    def __exit__(self, *exc):
+        _prim.STACK.append(self.interp)
+        return False
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """Returns a function computing ``(grad, value)`` of ``func`` w.r.t. ``argnums``."""
     @functools.wraps(func)
@@ -169,7 +195,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f"scalar Tensor, got tensor with {out.ndim} dims. Maybe you "
                                    f"wanted to use the vjp or jacrev APIs instead?")
             inputs = [x for n in nums for x in lifted[n][0]]
-            grads = _backward(interp, [out], None, inputs)
+            with _BelowLevel(interp):   # Note [Backward below its level]
+                grads = _backward(interp, [out], None, inputs)
             value = _unwrap_output(interp, out)
             results, i = [], 0
             for n in nums:

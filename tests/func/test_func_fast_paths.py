@@ -1,11 +1,12 @@
 """The shortcuts of the transforms' hot paths give the general path's values.
 
 Note [A constant exponent] (pow's derivative under any transform), Note [Unbatched
-constants] (a batch rule broadcasting a plain array without a bind) and Note [Tracer
-dtypes]: each test checks values against closed forms, finite differences or Python loops,
-and each shortcut also has a test of a case it must not take (an exponent that carries a
-gradient or differs per example; an unbatched operand that requires grad, belongs to an
-outer grad, or has a symbolic batch size).
+constants] (a batch rule broadcasting a plain array without a bind), Note [Tracer dtypes]
+and Note [Backward below its level]: each test checks values against closed forms, finite
+differences or Python loops, and each shortcut also has a test of a case it must not take
+(an exponent that carries a gradient or differs per example; an unbatched operand that
+requires grad, belongs to an outer grad, or has a symbolic batch size; a backward under
+other levels, which must still see them).
 """
 from __future__ import annotations
 
@@ -172,3 +173,39 @@ def test_tracer_dtype_and_shape_are_the_per_level_values():
     vmap(grad(f))(torch.randn(5, 2, 3))
     grad(lambda x: vmap(f)(x).sum())(torch.randn(4, 7, dtype=F64))
     assert seen == [(torch.float32, (2, 3), torch.int32), (F64, (7,), torch.int32)]
+
+
+# -- Note [Backward below its level] ----------------------------------------------------
+
+def test_grad_backward_runs_below_its_level():
+    # A hook runs during backward: it sees the stack without the differentiated level,
+    # empty for the outermost grad (the eager shortcuts apply) and the levels below
+    # otherwise (a vmap, an outer grad: they must still see their binds).
+    seen = []
+
+    def f(x):
+        y = x.sin()
+        y.register_hook(lambda g: seen.append(len(_prim.STACK)))
+        return y.sum()
+
+    x = torch.randn(3, dtype=F64)
+    np.testing.assert_allclose(grad(f)(x).numpy(), np.cos(x.numpy()), rtol=1e-12)
+    xs = torch.randn(2, 3, dtype=F64)
+    np.testing.assert_allclose(vmap(grad(f))(xs).numpy(), np.cos(xs.numpy()), rtol=1e-12)
+    np.testing.assert_allclose(grad(lambda x: grad(f)(x).sum())(x).numpy(), -np.sin(x.numpy()),
+                               rtol=1e-12)
+    assert seen == [0, 1, 1]
+    assert not _prim.STACK
+
+
+def test_grad_level_is_restored_when_backward_raises():
+    def f(x):
+        y = x * 2
+        y.register_hook(lambda g: 1 / 0)
+        return y.sum()
+
+    with pytest.raises(ZeroDivisionError):
+        vmap(grad(f))(torch.randn(2, 3))
+    assert not _prim.STACK
+    xs = torch.randn(2, 3, dtype=F64)   # the stack works afterwards
+    np.testing.assert_allclose(vmap(grad(lambda x: (x * x).sum()))(xs).numpy(), 2 * xs.numpy())
