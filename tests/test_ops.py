@@ -767,6 +767,16 @@ def test_aot_grad(op, dtype, index):
     assert_close([g if g is not None else torch.zeros_like(p) for g, p in zip(got, primals)],
                  [g if g is not None else torch.zeros_like(p) for g, p in zip(expected, primals)],
                  equal_nan=True)
+    if not op.mutates_input:
+        # func.vjp runs the same partition as a grad level's node (Note [Compiled regions
+        # under grad], numtorch/_aot/function.py); cotangents of every output
+        floating = [k for k, o in enumerate(eager_outs) if o.dtype.is_floating_point]
+        pick = lambda outs: tuple(outs[k] for k in floating)             # noqa: E731
+        if floating:
+            cts = tuple(us[k] for k in floating)
+            got = vjp(lambda *a: pick(run(*a)), *primals)[1](cts)
+            expected = vjp(lambda *a: pick(f(*a)), *primals)[1](cts)
+            assert_close(got, expected, equal_nan=True)
     if op.supports_vmap and "vmap" not in sample(op, dtype, index).skip:
         dims = (0,) * len(primals)
         batched = _batch(primals, dims)

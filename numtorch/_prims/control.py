@@ -28,8 +28,9 @@ from .._core.tensor import wrap_array as _wrap_array
 #          zero); which outputs have one is recorded with it.
 #   vjp    which inputs are floating, and the cotangents' dtypes. The graph is the backward
 #          program: it takes (primals, output cotangents) and returns the cotangents of the
-#          floating inputs, by `func.vjp` of the inlined region. It recomputes the forward inside (the simplest correct design; the
-#          AOT-autograd partitioner decides later what the forward should save instead).
+#          floating inputs, by `func.vjp` of the inlined region. It recomputes the forward
+#          inside; a compiled region under a grad level runs its min-cut partition
+#          instead (Note [Compiled regions under grad], numtorch/_aot/function.py).
 #          Reverse mode records one tape node for the region (Note [One reverse mode]);
 #          under an outer grad level the backward region is itself differentiated the
 #          same way, so grad(grad(region)) is a region of a region's backward.

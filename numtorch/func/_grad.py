@@ -74,6 +74,13 @@ class GradInterpreter(Interpreter):
 
     def process(self, prim, args, params):
         primals, edges, tracked = self._unwrap(args)
+        if prim.multiple_results and prim.name == "graph_call" and tracked and _prim.grad_mode[0]:
+            # a compiled region runs its partitioned forward and backward (Note [Compiled
+            # regions under grad], numtorch/_aot/function.py)
+            from .._aot.function import grad_of_region
+            result = grad_of_region(self, primals, edges, params["graph"])
+            if result is not None:
+                return result
         out = bind(prim, *primals, **params)
         if not tracked or prim.nondiff or not _prim.grad_mode[0]:
             return out

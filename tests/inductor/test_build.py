@@ -185,3 +185,25 @@ def test_a_callable_backend_receives_options_as_pytorch_passes_them():
     assert_close(torch.compile(lambda x: x * 2, backend=backend, options={"k": 1})(x), x * 2)
     assert_close(torch.compile(lambda x: x * 3, backend=backend)(x), x * 3)
     assert seen == [{"k": 1}, None]
+
+
+@needs_cc
+@pytest.mark.skipif(not build.has_libmvec(), reason="no libmvec")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sin_and_cos_of_one_value_stay_vector_calls(dtype, monkeypatch):
+    """Note [No sincos] (build.py): a kernel computing sin(x) and cos(x) calls the SIMD
+    versions, not a scalar sincos (GCC's rewrite of the pair); values as eager's."""
+    libs = []
+    load = build.load
+
+    def recording(*args, **kwargs):
+        libs.append(load(*args, **kwargs))
+        return libs[-1]
+    monkeypatch.setattr(build, "load", recording)
+    x = torch.linspace(-20, 20, 4096, dtype=getattr(torch, dtype)).reshape(8, 512)
+    c = compile_graph(make_graph(lambda z: z.sin() * z + z.cos())(x))
+    assert_close(c(x)[0], x.sin() * x + x.cos())
+    with open(libs[-1]._name, "rb") as f:
+        text = f.read()
+    assert b"sincos" not in text                 # no import of sincos or sincosf
+    assert b"_ZGV" in text and b"v_cos" in text   # libmvec's vector cos (_ZGV..v_cosf)
