@@ -13,6 +13,9 @@ Group ``compiled training``: each workload twice, eager and compiled, so that on
 - MAML (32 tasks x 5 inner steps), per-sample gradients (vmap(grad)) and the 10-model
   ensemble (vmap over stacked parameters): transforms.py's workloads, with the transformed
   function passed to ``compile`` (numtorch, inductor) and ``torch.compile`` (PyTorch).
+- ``grad(compile(f))`` of an elementwise loss on 8 x 50K (the transform outside the
+  compiled function: numtorch runs the region's partitioned forward and backward, Note
+  [Compiled regions under grad] in numtorch/_aot/function.py), beside eager ``grad(f)``.
 
 JAX's column (when jax is installed: ``pip install -e '.[bench]'``, CPU wheel) is
 ``jax.jit`` of the same computation written with jax's transforms, built here so that it
@@ -262,9 +265,47 @@ def _compiled(build, lib, backend="inductor", fullgraph=False):
     return factory
 
 
+# grad of a compiled function (Note [Compiled regions under grad], numtorch/_aot/function.py):
+# an elementwise loss on 8 x 50K float32, whose backward is sin and cos of the input.
+GRAD_SHAPE = (8, 50_000)
+
+
+def _grad_loss(z):
+    return (z.sin() * z).sum()
+
+
+def _grad_of_compiled(lib, compiled=True):
+    """``func.grad(compile(f))`` (``compiled``) or ``func.grad(f)``, and its input."""
+    def factory():
+        m, func = module(lib), module(f"{lib}.func")
+        x = m.tensor(np.random.default_rng(0).standard_normal(GRAD_SHAPE).astype(np.float32))
+        g = func.grad(m.compile(_grad_loss) if compiled else _grad_loss)
+        g(x)
+        g(x)
+        return lambda: g(x)
+    return factory
+
+
+def _jax_grad_of_jit():
+    import jax
+    import jax.numpy as jnp
+    x = jnp.asarray(np.random.default_rng(0).standard_normal(GRAD_SHAPE).astype(np.float32))
+    g = jax.jit(jax.grad(lambda z: (jnp.sin(z) * z).sum()))
+    jax.block_until_ready(g(x))
+    return lambda: jax.block_until_ready(g(x))
+
+
 def register():
     if not has_nn():
         return
+    if has_func():
+        add("grad(compile(f)), f = sum(sin(z) * z) on 8x50K", GROUP, target=("torch", 1.0),
+            note="numtorch: func.grad(compile(f)), the partitioned forward and backward; "
+                 "PyTorch: torch.func.grad(torch.compile(f)); JAX: jax.jit(jax.grad(f))",
+            numtorch=_grad_of_compiled("numtorch"), torch=_grad_of_compiled("torch"),
+            jax=_jax_grad_of_jit)
+        add("  grad(f), f = sum(sin(z) * z) on 8x50K, eager", GROUP,
+            numtorch=_grad_of_compiled("numtorch", False), torch=_grad_of_compiled("torch", False))
     for key, (name, build) in WORKLOADS.items():
         if key != "mlp_step" and not has_func():
             continue

@@ -249,7 +249,8 @@ def _rows(R, per_row, K, registers):
 # - with K <= 2 (an outer product) the stores dominate, so they stay row-major;
 # - otherwise the dimension that fills vectors better (n unless n % 8 and n < m). When
 #   both orientations pack, packing the smaller operand (K x 10 instead of K x 40) was
-#   tried and lost: 10-wide rows fill vectors badly (gemm 836 against 729 µs).
+#   tried and lost: 10-wide rows fill vectors badly (gemm 836 against 729 µs), and still
+#   lost with the packed rows padded with zeros to one whole vector (928 against 744 µs).
 # Measured on the compiled MAML step's 18 distinct products (each timed alone in a C
 # harness, best of 30, weighted by its count among the step's 118; Zen 4 with AVX-512):
 # 1044 µs with 256-bit blocks of the acc-array loops and the old orientation rule; 904 µs
