@@ -168,7 +168,8 @@ def start_policy():
         return
     most = in_force()
     _POLICY["adaptive"] = True
-    _set_both(choose_threads(os.getloadavg()[0], cores, most, most))
+    # a process starting has added nothing to the load yet: all of it is other work
+    _set_both(choose_threads(os.getloadavg()[0], cores, 0, most))
     _POLICY["thread"] = threading.Thread(target=_watch, args=(cores, most), daemon=True,
                                          name="numtorch-threads")
     _POLICY["thread"].start()

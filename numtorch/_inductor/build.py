@@ -32,8 +32,8 @@ makes each pool spin on the cores the other needs (a measured 100x slowdown). Th
   119-150 for the matmul alone in NumPy;
 - the thread count of both pools follows the load (numtorch/_threads.py, from
   ``import numtorch`` on): the cores other processes leave free, from the 1-minute load
-  average less this process's own threads, between 1 and the core count, looked at every
-  5 s. ``numtorch.set_num_threads(n)`` (both pools, as PyTorch's), an assignment to
+  average less this process's own threads (none at import), between 1 and the core
+  count, looked at every 5 s. ``numtorch.set_num_threads(n)`` (both pools, as PyTorch's), an assignment to
   ``config.cpp.threads`` (kernels), or NUMTORCH_NUM_THREADS / OMP_NUM_THREADS /
   OPENBLAS_NUM_THREADS in the environment fix the count instead.
 Why adapt rather than fix a count. Under load a parallel region or a 2-thread product waits
@@ -43,7 +43,8 @@ each other inside a product. Measured in one process, policies taking turns (med
 float32, 4.49 / 2.39 ms on NumPy's default 2 threads against 1.42 / 1.06 ms on 1; the
 eager MLP 784-512-256-10 SGD step 42.5 / 21.7 against 9.3 / 5.1 ms; compiled
 softmax(x @ w) alternating with its matmul 16.3 / 9.5 against 3.9 / 3.0 ms. At load
-6.0-7.6: 20.6 / 6.4 against 2.6 / 1.1 ms, 156 / 60 against 14.6 / 5.6 ms, 32.2 / 10.6
+2.1-2.3 (one other busy process): 5.67 / 6.13 against 1.04 / 1.04 ms, 31.5 / 33.8
+against 4.47 / 4.46 ms, 24.0 / 24.0 against 2.88 / 2.88 ms. At load 6.0-7.6: 20.6 / 6.4 against 2.6 / 1.1 ms, 156 / 60 against 14.6 / 5.6 ms, 32.2 / 10.6
 against 8.6 / 3.0 ms. Shortening OpenBLAS's spin at run time (OPENBLAS_THREAD_TIMEOUT
 re-read by openblas_read_env, threads restarted) to 2^20 or 2^4 cycles did not help (the
 product 4.4 / 2.3 and 26.8 / 13.7 ms): the waits inside one product are the cost. The
