@@ -49,15 +49,19 @@ def add(name, group, note="", target=None, **factories):
 
 
 _available: dict = {}
+# intra-op threads of torch and numtorch (kernels and BLAS) in a run: ``--threads``, 2 unless
+# given, so both frameworks get the same budget whatever numtorch's default policy would
+# choose from the load (Note [OpenMP and BLAS threads], numtorch/_inductor/build.py)
+THREADS = [2]
 
 
 def available(framework) -> bool:
-    """Whether ``framework`` can be imported (torch gets 2 threads, as numtorch's budget)."""
+    """Whether ``framework`` can be imported (torch and numtorch get ``THREADS`` threads)."""
     if framework not in _available:
         try:
             mod = importlib.import_module(framework)
-            if framework == "torch":
-                mod.set_num_threads(2)
+            if framework in ("torch", "numtorch"):
+                mod.set_num_threads(THREADS[0])
             _available[framework] = True
         except Exception:  # noqa: BLE001 - any import failure means "not installed"
             _available[framework] = False

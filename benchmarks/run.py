@@ -32,7 +32,7 @@ if __package__ in (None, ""):  # `python benchmarks/run.py`
     __package__ = "benchmarks"
 
 from . import compile_backend, compile_numpy, compile_train, eager, graph, memory, transforms  # noqa: E402,F401  (eager registers its workloads on import)
-from .common import FRAMEWORKS, LABELS, WORKLOADS, Workload, add, available, has_func, has_nn  # noqa: E402
+from .common import FRAMEWORKS, LABELS, THREADS, WORKLOADS, Workload, add, available, has_func, has_nn  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_JSON = os.path.join(HERE, "results", "latest.json")
@@ -192,7 +192,9 @@ def run_isolated(selected, mode, frameworks, args, log):
                for w in selected}
     groups = list(dict.fromkeys(w.group for w in selected))
     root = os.path.dirname(HERE)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    # NUMTORCH_NUM_THREADS: every child imports numtorch (the registry), whose thread policy
+    # would otherwise set NumPy's BLAS threads from the load, in the NumPy column too
+    env = dict(os.environ, NUMTORCH_NUM_THREADS=str(args.threads), PYTHONPATH=os.pathsep.join(
         [root] + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
     for group in groups:
         for fw in frameworks:
@@ -203,7 +205,8 @@ def run_isolated(selected, mode, frameworks, args, log):
                 out = os.path.join(tmp, "cells.json")
                 cmd = [sys.executable, "-m", "benchmarks", "--isolate", "none",
                        "--frameworks", fw, "--json", out, "--stat", args.stat,
-                       "--timer", args.timer, "--names", json.dumps(names)]
+                       "--timer", args.timer, "--threads", str(args.threads),
+                       "--names", json.dumps(names)]
                 if mode == "quick":
                     cmd.append("--quick")
                 r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
@@ -347,8 +350,13 @@ def main(argv=None):
     p.add_argument("--isolate", choices=("framework", "none"), default="framework",
                    help="run each group's cells of each framework in a fresh interpreter "
                         "(default; Note [One process per framework]) or all in this one")
+    p.add_argument("--threads", type=int, default=2,
+                   help="intra-op threads for torch and numtorch (kernels and BLAS; default 2)")
     p.add_argument("--names", default=None, help=argparse.SUPPRESS)  # JSON list: exact rows
     args = p.parse_args(argv)
+    if args.threads < 1:
+        p.error(f"--threads expects a positive integer, got {args.threads}")
+    THREADS[0] = args.threads
     mode = "quick" if args.quick else "full"
     _timer[0] = TIMERS[args.timer]
     frameworks = [f for f in args.frameworks.split(",") if f in FRAMEWORKS]
@@ -376,7 +384,7 @@ def main(argv=None):
     info = machine_info()
     print(f"# {info.get('cpu', info['processor'])}, {info['cpu_count']} cores, Python "
           f"{info['python']}, NumPy {info.get('numpy')}, PyTorch {info.get('torch', '—')} "
-          f"(2 threads), JAX {info.get('jax', '—')}; {args.stat} {args.timer} time per call ({mode} mode); load "
+          f"and numtorch {args.threads} thread(s), JAX {info.get('jax', '—')}; {args.stat} {args.timer} time per call ({mode} mode); load "
           f"average {load_before:.1f} before, {info['load_average_1min']:.1f} after")
     print(table(results, shown))
     for r in results:
@@ -396,7 +404,7 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
                        "mode": mode, "stat": args.stat, "timer": args.timer, "machine": info,
-                       "isolate": args.isolate,
+                       "isolate": args.isolate, "threads": args.threads,
                        "frameworks_loaded": [f for f in FRAMEWORKS if f in sys.modules],
                        "load_average_before": load_before, "results": results,
                        "targets": [dict(zip(("target", "workload", "value", "limit", "ok"), t))

@@ -164,7 +164,14 @@ def start_policy():
     ``WATCH_SECONDS`` on a daemon thread until ``set_num_threads`` or an assignment to
     ``config.cpp.threads`` fixes it. A process forked later keeps the count of the moment."""
     cores = _cores()
-    if _POLICY["thread"] is not None or cores < 2 or any(os.environ.get(v) for v in FIXING_VARIABLES):
+    if _POLICY["thread"] is not None:
+        return
+    if os.environ.get("NUMTORCH_NUM_THREADS"):
+        # numtorch's own variable fixes both pools, as set_num_threads does (OMP_NUM_THREADS
+        # and OPENBLAS_NUM_THREADS are read by the libraries themselves)
+        _set_both(in_force())
+        return
+    if cores < 2 or any(os.environ.get(v) for v in FIXING_VARIABLES):
         return
     most = in_force()
     _POLICY["adaptive"] = True

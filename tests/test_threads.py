@@ -171,3 +171,12 @@ def test_a_process_starting_counts_the_whole_load_as_other_work():
 def test_a_fixed_thread_count_in_the_environment_turns_the_policy_off():
     r = _policy_run(9.0, NUMTORCH_NUM_THREADS="2")
     assert not r["adaptive"] and r["import"][0] == 2 and r["loaded"][0] == 2
+
+
+def test_numtorch_num_threads_sets_blas_too():
+    # like set_num_threads: one count for the kernels and NumPy's OpenBLAS (whose own
+    # default is every core), whatever the load
+    blas = (lambda n: n) if _threads.blas() is not None else (lambda n: None)
+    r = _policy_run(0.0, NUMTORCH_NUM_THREADS="1")
+    assert not r["adaptive"]
+    assert r["import"] == r["quiet"] == r["loaded"] == [1, blas(1)]
