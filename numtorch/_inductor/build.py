@@ -21,8 +21,10 @@ cycles, about 0.1 s). On a 2-core machine a fused kernel followed by a matmul, a
 makes each pool spin on the cores the other needs (a measured 100x slowdown). The policy:
 - unless the user set it, OMP_WAIT_POLICY is "passive" for the kernels' pool, which is
   their own runtime (Note [The kernels' own OpenMP runtime], openmp.py), so kernel workers
-  sleep as soon as a region ends (softmax(x @ w), 512x512, machine loaded: 73 ms per call
-  against 113 ms active), whatever else the process loaded first;
+  sleep soon after a region ends (softmax(x @ w), 512x512, machine loaded: 73 ms per call
+  against 113 ms active), whatever else the process loaded first: after a spin of about
+  0.1 ms (Note [A short spin], openmp.py), which keeps them awake between the regions of
+  one computation;
 - kernels of a graph that also calls BLAS (a dot_general or conv extern) open a parallel
   region only above ``config.cpp.parallel_threshold_with_blas`` elements of work (4M,
   against 32K otherwise): below it, the second OpenMP thread would share a core with an
@@ -271,6 +273,19 @@ def load(source, vector_math=False):
         lib = ctypes.CDLL(so)
     _LOADED[key] = lib
     return lib
+
+
+def load_or_none(source, what):
+    """The library for C ``source`` (``load``), or None where no compiler works or the build
+    fails, which is logged naming ``what``: for eager ops' kernels, whose callers then
+    compute with NumPy (_ops/_axpy.py, _ops/_threaded.py)."""
+    if not usable():
+        return None
+    try:
+        return load(source)
+    except (RuntimeError, OSError) as e:
+        log.warning("%s: no C kernel (%s); using NumPy", what, str(e)[:200])
+        return None
 
 
 _warned = []

@@ -10,11 +10,8 @@ the write is allowed (Note [One-pass add with alpha]).
 from __future__ import annotations
 
 import ctypes
-import logging
 
 import numpy as np
-
-log = logging.getLogger("numtorch")
 
 # Note [One-pass add with alpha]
 # `p.add_(g, alpha=-lr)` is SGD's whole update, and a part of every other optimizer's.
@@ -37,8 +34,8 @@ log = logging.getLogger("numtorch")
 # would need no compiler, but it computes an fma, is reachable only through the private
 # symbol names of the OpenBLAS that NumPy's wheel bundles, and runs on its own threads
 # (which measured 4x slower than one thread on the loaded 2-core machine), so it is not
-# used. The kernel is single-threaded, like NumPy's ufuncs (Note [Large elementwise ops
-# run on one thread], _ops/_common.py).
+# used. The kernel is single-threaded, like NumPy's ufuncs (eager add, sub, mul and div
+# are not: Note [Large elementwise ops on numtorch's threads], _ops/_threaded.py).
 
 _SOURCE = r"""
 #include <stddef.h>
@@ -58,13 +55,8 @@ _from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
 
 def _load():
     from .._inductor import build
-    if not build.usable():
-        _unavailable.append(True)
-        return
-    try:
-        lib = build.load(_SOURCE)
-    except (RuntimeError, OSError) as e:
-        log.warning("eager add_ with alpha: no one-pass kernel (%s); using NumPy", str(e)[:200])
+    lib = build.load_or_none(_SOURCE, "eager add_ with alpha")
+    if lib is None:
         _unavailable.append(True)
         return
     for dtype, name, scalar in ((_F32, "nt_axpy_f32", ctypes.c_float),

@@ -20,6 +20,8 @@ from .._core.symbolic import Sym
 from .._prims import creation as C
 from .._prims import elementwise as E
 from .._prims import shape as S
+from . import _threaded
+from ._threaded import LARGE
 
 canonical_dim = _canonical_dim
 _SCALARS = (bool, int, float, complex)
@@ -284,7 +286,8 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
                 sa, sb = xa.shape, xb.shape
                 if sa != sb and sa and sb and (sa, sb) not in _BROADCASTS:
                     check_broadcast(sa, sb)
-                out = prim.impl(xa, xb)
+                # Note [Large elementwise ops on numtorch's threads] (_threaded.py)
+                out = prim.impl(xa, xb) if xa.size < LARGE else _threaded.binary(prim, xa, xb)
                 return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
             sa, sb = xa.shape, xb.shape
             if len(sa) == len(sb) and sa == sb:   # lengths first: Note [Comparing shapes]
@@ -325,7 +328,7 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
         sa, sb = xa.shape, xb.shape
         if sa != sb and sa and sb and (sa, sb) not in _BROADCASTS:
             check_broadcast(sa, sb)
-    out = prim.impl(xa, xb)
+    out = prim.impl(xa, xb) if xa.size + xb.size < LARGE else _threaded.binary(prim, xa, xb)
     return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
 
 
@@ -418,22 +421,6 @@ def _broadcast_params(s, shape):
             _BROADCAST_PARAMS[(s, shape)] = params
     return params
 
-
-# Note [Large elementwise ops run on one thread]
-# PyTorch splits a large elementwise op over its intra-op threads; NumPy's ufuncs run on
-# the calling thread, which is why `x + y` on 1000x1000 float32 takes about 2x PyTorch's
-# time on a quiet 2-core machine (152 us against 79). Splitting the call over a small
-# persistent thread pool (ufuncs release the GIL) was measured and is not done, by
-# decision: on the shared machine this project runs on (2 cores, load 8.3; each half
-# `np.add(a[i:j], b[i:j], out=out[i:j])` submitted to a 2-worker ThreadPoolExecutor,
-# medians of 200 calls) the split version was slower at every size: 42 against 14 us at
-# 1e5 elements, 233 against 150 us at 1e6, 12.0 against 2.0 ms (wall) at 4e6, because a
-# worker waits for a core the other processes hold; the compile backend's OpenMP kernels
-# showed the same on this machine (Note [OpenMP and BLAS threads], _inductor/build.py:
-# an SGD update 9.1-10.2 ms on 2 threads against 2.7-2.8 ms on 1 at load 8.7). Eager ops
-# therefore stay on one thread; code that wants both cores for large elementwise work
-# compiles it (`numtorch.compile`), where NUMTORCH_NUM_THREADS governs the kernels'
-# threads. An opt-in eager pool under the same variable is not built.
 
 _BROADCASTS: dict = {}   # (shape, shape) -> their broadcast shape, for pairs that broadcast
 

@@ -10,7 +10,8 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.printing import tensor_repr
 from .._core.tensor import TENSOR_TYPES, Tensor, device as _device
-from . import _axpy, creation, index, inplace as _inplace, linalg, math, reduce, shape, sorting
+from . import (_axpy, _threaded, creation, index, inplace as _inplace, linalg, math, reduce,
+               shape, sorting)
 from .._core.primitive import STACK, grad_mode
 from .._prims import elementwise as E
 from ._common import (_fast_operand, broadcast_pair, fast_result_dtype, number_array,
@@ -219,7 +220,10 @@ def _ufunc_inplace(prim, generic):
                                 else number_array(o, dt)
                         s, ds = o.shape, d.shape
                         if s == ds or not s or broadcast_pair(ds, s) == ds:
-                            prim.ufunc(d, o, out=d)
+                            if d.size < _threaded.LARGE:
+                                prim.ufunc(d, o, out=d)
+                            else:   # Note [Large elementwise ops on numtorch's threads]
+                                _threaded.binary_(prim, d, o)
                             self._version_counter.value += 1
                             return self
                 kwargs = {}   # alpha is folded into other by now

@@ -1,0 +1,182 @@
+"""Large eager add, sub, mul and div on numtorch's threads (Note [Large elementwise ops on
+numtorch's threads], numtorch/_ops/_threaded.py).
+
+The kernel must give NumPy's result bit for bit at any thread count, so the references are
+the NumPy expressions; a counting wrapper shows which calls took the kernel and on how many
+threads, so each fallback (small, strided, broadcast, overlapping, one thread, no compiler)
+is seen to be taken.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+
+import numtorch as torch
+from numtorch._ops import _threaded
+from numtorch._prims import elementwise as E
+
+needs_kernel = pytest.mark.skipif(not _threaded.available(), reason="no C compiler: NumPy path")
+LARGE = _threaded.LARGE
+OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+PRIMS = {E.add: "add", E.sub: "sub", E.mul: "mul", E.div: "div"}
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """(op, dtype, form, threads) of each kernel call made while the test runs."""
+    seen = []
+    if _threaded.available():
+        kernels = {}
+        for (prim, dt, form), fn in _threaded._kernels.items():
+            kernels[(prim, dt, form)] = lambda *a, _fn=fn, _k=(PRIMS[prim], dt, form): (
+                seen.append(_k + (a[-1],)), _fn(*a))[1]
+        monkeypatch.setattr(_threaded, "_kernels", kernels)
+    return seen
+
+
+@pytest.fixture
+def two_threads():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+def _arrays(n, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(n).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    b[::7] = 0.0                       # division by zero: inf and nan, as NumPy gives them
+    a[::11] = 0.0
+    return a, b
+
+
+def _same_bits(x, ref):
+    x = x.numpy() if hasattr(x, "numpy") else x
+    assert x.dtype == ref.dtype and x.shape == ref.shape
+    assert np.array_equal(np.ascontiguousarray(x).view(np.uint8),
+                          np.ascontiguousarray(ref).view(np.uint8))
+
+
+@needs_kernel
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [LARGE - 2, LARGE, 3 * LARGE + 7])
+def test_binary_ops_equal_numpy_bit_for_bit(n, dtype, threads, calls):
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = _arrays(n, dtype)
+        x, y = torch.tensor(a), torch.tensor(b)
+        for name, op in OPS.items():
+            with np.errstate(all="ignore"):
+                _same_bits(op(x, y), op(a, b))
+                _same_bits(op(x, 0.75), op(a, dtype(0.75)))   # a Python number: the dtype's
+                _same_bits(op(-1.5, x), op(dtype(-1.5), a))
+    finally:
+        torch.set_num_threads(before)
+    dt = np.dtype(dtype)
+    expected = [(name, dt, form, 2) for name in OPS for form in ("vv", "vs", "sv")] \
+        if threads == 2 and n >= LARGE else []
+    assert calls == expected
+
+
+@needs_kernel
+def test_promotion_and_results_freshly_allocated(two_threads, calls):
+    a, _ = _arrays(LARGE + 1, np.float32)
+    _, b = _arrays(LARGE + 1, np.float64, seed=1)
+    x, y = torch.tensor(a), torch.tensor(b)
+    z = x * y                                          # float32 * float64 -> float64
+    _same_bits(z, a * b)
+    assert calls == [("mul", np.dtype(np.float64), "vv", 2)]
+    w = x + 0
+    assert not np.shares_memory(w.numpy(), a) and not np.shares_memory(z.numpy(), b)
+    _same_bits(x, a)                                   # operands unchanged
+
+
+@needs_kernel
+def test_other_layouts_and_dtypes_fall_back_to_numpy(two_threads, calls):
+    a, b = _arrays(600 * 300, np.float32)
+    a, b = a.reshape(600, 300), b.reshape(600, 300)
+    x, y = torch.tensor(a), torch.tensor(b)
+    _same_bits(x.t() + y.t(), a.T + b.T)                   # strided views
+    _same_bits(x[:, ::2] * y[:, ::2], a[:, ::2] * b[:, ::2])
+    _same_bits(x - y[0], a - b[0])                         # broadcast row
+    xi, yi = torch.tensor((a * 100).astype(np.int32)), torch.tensor((b * 100).astype(np.int32))
+    _same_bits(xi + yi, (a * 100).astype(np.int32) + (b * 100).astype(np.int32))
+    _same_bits(torch.tensor(3.0) * x, np.float32(3.0) * a)  # a 0-d tensor first: NumPy
+    assert calls == []
+
+
+@needs_kernel
+def test_in_place_ops(two_threads, calls):
+    a, b = _arrays(LARGE + 3, np.float64)
+    x, y = torch.tensor(a), torch.tensor(b)
+    x += y
+    x.mul_(y)
+    x.sub_(0.5)
+    x.add_(x)                                              # the operand is x itself
+    ref = (((a + b) * b) - 0.5)
+    _same_bits(x, ref + ref)
+    assert x._version == 4
+    f64 = np.dtype(np.float64)
+    assert calls == [("add", f64, "vv", 2), ("mul", f64, "vv", 2), ("sub", f64, "vs", 2),
+                     ("add", f64, "vv", 2)]
+
+
+@needs_kernel
+def test_in_place_with_an_overlapping_operand_is_numpys(two_threads, calls):
+    a, _ = _arrays(2 * LARGE, np.float32)
+    x = torch.tensor(a)
+    x[1:] += x[:-1]                                        # reads what it writes, shifted
+    ref = a.copy()
+    np.add(ref[1:], ref[:-1], out=ref[1:])                 # NumPy copies the overlap first
+    _same_bits(x, ref)
+    y = torch.tensor(a)
+    y += y[5]                                              # a 0-d view into y itself
+    _same_bits(y, a + a[5])
+    assert calls == []
+
+
+@needs_kernel
+def test_autograd_unchanged(two_threads, calls):
+    a, b = _arrays(LARGE + 5, np.float32)
+    b[b == 0] = 1.0
+    x, y = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    out = x * y + x / y
+    _same_bits(out.detach(), a * b + a / b)
+    out.sum().backward()
+    _same_bits(x.grad, b + np.ones_like(a) / b)
+    _same_bits(y.grad, a + (-np.ones_like(a) * (a / b) / b))
+    assert calls    # the cotangents' ops ran on the kernel
+
+
+@needs_kernel
+def test_equal_to_pytorch():
+    pt = pytest.importorskip("torch")
+    a, b = _arrays(LARGE * 2 + 1, np.float32)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        for op in OPS.values():
+            got = op(torch.tensor(a), torch.tensor(b)).numpy()
+            _same_bits(got, op(pt.from_numpy(a), pt.from_numpy(b)).numpy())
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_without_a_compiler_numpy_computes(monkeypatch, two_threads):
+    from numtorch._inductor import build
+    monkeypatch.setattr(build, "usable", lambda: False)
+    monkeypatch.setattr(_threaded, "_kernels", {})
+    monkeypatch.setattr(_threaded, "_unavailable", [])
+    assert not _threaded.available()
+    a, b = _arrays(LARGE + 1, np.float32)
+    x, y = torch.tensor(a), torch.tensor(b)
+    for op in OPS.values():
+        with np.errstate(all="ignore"):
+            _same_bits(op(x, y), op(a, b))
+    x += y
+    _same_bits(x, a + b)
