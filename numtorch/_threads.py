@@ -94,6 +94,9 @@ def _cores():
 
 # looks: how many times the watcher has looked at the load (tests wait on it)
 _POLICY: dict = {"adaptive": False, "written": None, "thread": None, "looks": 0}
+# PENDING[0]: the count the watcher chose and no caller has applied yet, else None
+# (Note [Thread counts change on the calling thread])
+PENDING: list = [None]
 # variables by which a user fixes thread counts themselves: then numtorch adapts nothing
 FIXING_VARIABLES = ("NUMTORCH_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 WATCH_SECONDS = 5.0        # Linux updates the load averages every 5 s
@@ -122,7 +125,11 @@ def get_num_threads():
     """Returns the number of threads used for parallelizing CPU operations (PyTorch's
     ``torch.get_num_threads``): the compiled kernels' OpenMP threads, which
     ``set_num_threads`` also gives NumPy's BLAS. Under the default adaptive policy this is
-    the count in force now (Note [OpenMP and BLAS threads], _inductor/build.py)."""
+    the count in force now (Note [OpenMP and BLAS threads], _inductor/build.py), which it
+    applies first if the load changed it (Note [Thread counts change on the calling
+    thread])."""
+    if PENDING[0] is not None:
+        apply_pending()
     config = _config()
     return config.cpp.threads if config is not None else in_force()
 
@@ -134,7 +141,39 @@ def set_num_threads(n):
     BLAS threads], _inductor/build.py)."""
     _check_threads(n)
     _POLICY["adaptive"] = False
+    PENDING[0] = None
     _set_both(n)
+
+
+# Note [Thread counts change on the calling thread]
+# The adaptive policy's watcher is a daemon thread; the computation runs on other threads,
+# possibly inside an OpenBLAS product or an OpenMP region at the moment the load changes.
+# OpenBLAS does not document `openblas_set_num_threads` as safe while another thread is
+# inside a product (it may start threads and rewrites the count a product reads), so the
+# watcher sets nothing: it only leaves the count it chose in PENDING, and the thread that
+# computes applies it (`apply_pending`) at points where it is between library calls and
+# asks for the count anyway: `get_num_threads` (which eager kernels on numtorch's threads
+# call before each run, _ops/_threaded.py), each call of a compiled graph (_inductor/
+# runner.py, beside its check of `config.cpp.threads`), and each eager `dot_general`
+# (matmul, linear and the products of their backward: the eager BLAS calls). The check
+# on those paths is one list read (about 20 ns). A program that calls BLAS by other
+# routes only (conv, linalg) keeps its count until one of these runs; the policy changes
+# counts rarely anyway (at most every WATCH_SECONDS).
+
+
+def apply_pending():
+    """Apply, on this thread, the thread count the adaptive policy's watcher chose (Note
+    [Thread counts change on the calling thread]); nothing if there is none or the policy
+    has stopped."""
+    n, PENDING[0] = PENDING[0], None
+    if n is not None and _POLICY["adaptive"] and n != _POLICY["written"]:
+        _log("numtorch: load %.1f: %d thread(s)", load_average(), n)
+        _set_both(n)
+
+
+def load_average():
+    """The 1-minute load average the policy follows (tests replace it)."""
+    return os.getloadavg()[0]
 
 
 def _set_both(n):
@@ -161,7 +200,8 @@ def start_policy():
     """Apply the default thread policy once per process (``import numtorch`` calls it):
     unless the user fixed thread counts (``FIXING_VARIABLES``) or there is one core, choose
     the kernels' and BLAS's count from the load now, and keep choosing every
-    ``WATCH_SECONDS`` on a daemon thread until ``set_num_threads`` or an assignment to
+    ``WATCH_SECONDS`` on a daemon thread, for the computing thread to apply (Note [Thread
+    counts change on the calling thread]), until ``set_num_threads`` or an assignment to
     ``config.cpp.threads`` fixes it. A process forked later keeps the count of the moment."""
     cores = _cores()
     if _POLICY["thread"] is not None:
@@ -176,7 +216,7 @@ def start_policy():
     most = in_force()
     _POLICY["adaptive"] = True
     # a process starting has added nothing to the load yet: all of it is other work
-    _set_both(choose_threads(os.getloadavg()[0], cores, 0, most))
+    _set_both(choose_threads(load_average(), cores, 0, most))
     _POLICY["thread"] = threading.Thread(target=_watch, args=(cores, most), daemon=True,
                                          name="numtorch-threads")
     _POLICY["thread"].start()
@@ -190,8 +230,8 @@ def _watch(cores, most):
         if config is not None and config.cpp.threads != _POLICY["written"]:   # user's now
             _POLICY["adaptive"] = False
         elif _POLICY["adaptive"]:
-            n = choose_threads(os.getloadavg()[0], cores, _POLICY["written"], most)
-            if n != _POLICY["written"]:
-                _log("numtorch: load %.1f on %d cores: %d thread(s)", os.getloadavg()[0], cores, n)
-                _set_both(n)
+            # only chosen here, applied by the computing thread (Note [Thread counts
+            # change on the calling thread])
+            n = choose_threads(load_average(), cores, _POLICY["written"], most)
+            PENDING[0] = n if n != _POLICY["written"] else None
         _POLICY["looks"] += 1

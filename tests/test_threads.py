@@ -180,3 +180,63 @@ def test_numtorch_num_threads_sets_blas_too():
     r = _policy_run(0.0, NUMTORCH_NUM_THREADS="1")
     assert not r["adaptive"]
     assert r["import"] == r["quiet"] == r["loaded"] == [1, blas(1)]
+
+
+CALLER_SCRIPT = r"""
+import json, os, sys, threading, time
+load = [9.0]
+import numtorch
+from numtorch import _threads
+from numtorch._inductor import config
+_threads.load_average = lambda: load[0]              # the load reader, simulated
+lib = _threads.blas()
+calls = []                                            # (thread, count) of each BLAS setting
+real_set = lib._set
+lib._set = lambda n: (calls.append((threading.get_ident(), n)), real_set(n))[1]
+f = numtorch.compile(lambda x: x * 2 + 1, backend="inductor")
+x = numtorch.ones(64)
+f(x)
+def settle(value):
+    load[0] = value
+    looks = _threads._POLICY["looks"]
+    _threads._WAKE.set()
+    end = time.monotonic() + 30
+    while _threads._POLICY["looks"] == looks and time.monotonic() < end:
+        time.sleep(0.01)
+    # what the watcher left: nothing set yet, a count pending
+    return [_threads.PENDING[0], lib.num_threads(), config.cpp.threads, len(calls)]
+out = {"import": [lib.num_threads(), config.cpp.threads]}
+out["quiet"] = settle(0.2)
+numtorch.ones(4, 4) @ numtorch.ones(4, 4)            # an eager product applies it
+out["after_matmul"] = [_threads.PENDING[0], lib.num_threads(), config.cpp.threads]
+out["loaded"] = settle(9.0)
+out["get_num_threads"] = numtorch.get_num_threads()  # applies it too
+out["quiet_again"] = settle(0.2)
+f(x)                                                   # and a compiled call
+out["after_compiled"] = [_threads.PENDING[0], lib.num_threads(), config.cpp.threads]
+main, watcher = threading.get_ident(), _threads._POLICY["thread"].ident
+out["threads"] = sorted({"main" if t == main else "watcher" if t == watcher else "other"
+                         for t, n in calls})
+out["counts"] = [n for t, n in calls]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(_threads.blas() is None, reason="NumPy's BLAS is not OpenBLAS")
+@pytest.mark.skipif((os.cpu_count() or 1) != 2, reason="the load figures are for 2 cores")
+def test_the_watcher_only_chooses_and_the_computing_thread_applies():
+    """Note [Thread counts change on the calling thread]: no BLAS setting from the watcher."""
+    env = {k: v for k, v in os.environ.items() if k not in _threads.FIXING_VARIABLES}
+    script = "import os; os.getloadavg = lambda: (9.0, 9.0, 9.0)\n" + CALLER_SCRIPT
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["import"] == [1, 1]
+    assert r["quiet"] == [2, 1, 1, 0]                  # chosen, not applied
+    assert r["after_matmul"] == [None, 2, 2]
+    assert r["loaded"] == [1, 2, 2, 1]
+    assert r["get_num_threads"] == 1
+    assert r["quiet_again"] == [2, 1, 1, 2]
+    assert r["after_compiled"] == [None, 2, 2]
+    assert r["threads"] == ["main"] and r["counts"] == [2, 1, 2]

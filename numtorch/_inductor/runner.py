@@ -25,6 +25,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .._core.tensor import wrap
+from .. import _threads
 from . import build, codegen, config, gemm, numpy_codegen, simplify
 from .scheduler import Kernel, dtype_of, schedule
 
@@ -270,7 +271,8 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
     options]), not the value at each call."""
     cfg = types.SimpleNamespace(threads=config.cpp.threads) if fixed_threads else config.cpp
     ns = {"_empty": np.empty, "_contig": _contiguous, "_wrap": wrap, "_cfg": cfg,
-          "_dummy": np.zeros(1), "_np": np}
+          "_dummy": np.zeros(1), "_np": np, "_pending": _threads.PENDING,
+          "_apply_pending": _threads.apply_pending}
     names = {}      # id(var) -> Python name of its array
     lines = []
     args = [f"a{k}" for k in range(len(graph.inputs))]
@@ -310,6 +312,8 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
         else:
             ns["_seg"] = f = getattr(lib, f"{prefix}segment")
             f.argtypes, f.restype = [ctypes.c_int32, ctypes.c_void_p], None
+    # Note [Thread counts change on the calling thread] (_threads.py): first, on this thread
+    lines.insert(0, "if _pending[0] is not None: _apply_pending()")
     seg = 0
     roots, writes = {}, []   # the chains of writes; the lines performing them
     for i, step in enumerate(sched.steps):

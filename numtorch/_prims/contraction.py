@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .._core.primitive import Primitive
+from .._threads import PENDING, apply_pending
 from ._helpers import T, move_bdim
 from .shape import transpose as _transpose
 
@@ -21,6 +22,8 @@ def _free(ndim, contract, batch):
 
 
 def _dot_impl(x, y, *, contracting, batch):
+    if PENDING[0] is not None:   # Note [Thread counts change on the calling thread], _threads.py
+        apply_pending()
     (xc, yc), (xb, yb) = contracting, batch
     if not xb and len(x.shape) == 2 and len(y.shape) == 2 and len(xc) == 1 \
             and x.shape[xc[0]] != 1:
