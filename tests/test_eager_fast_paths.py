@@ -38,11 +38,11 @@ def _sample(dtype, shape, seed=0):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_relu_matches_where(dtype, shape):
     a = _sample(dtype, shape)
-    ref = np.where(a <= 0, np.zeros((), dtype), a)
+    ref = np.where(a < 0, np.zeros((), dtype), a)   # eager: -0.0 stays -0.0 (Note [ReLU's zero])
     _same(torch.relu(torch.tensor(a)), ref)                       # eager, no grad
     _same(torch.nn.functional.relu(torch.tensor(a)), ref)
-    if shape:
-        _same(vmap(torch.relu)(torch.tensor(a)), ref)              # under a transform
+    if shape:   # under a transform, one select of `a <= 0`: +0.0 at -0.0
+        _same(vmap(torch.relu)(torch.tensor(a)), np.where(a <= 0, np.zeros((), dtype), a))
     if a.dtype.kind == "f":
         w = torch.tensor(a, requires_grad=True)
         out = torch.relu(w)
@@ -52,6 +52,22 @@ def test_relu_matches_where(dtype, shape):
         if shape:
             g = vmap(grad(lambda t: torch.relu(t).sum()))(torch.tensor(a.reshape(shape[0], -1)))
             _same(g, np.where(a <= 0, 0, 1).astype(dtype).reshape(shape[0], -1))
+
+
+def test_relu_of_zeros_matches_pytorch():
+    """relu(-0.0) is -0.0 and the gradient is 0 at both zeros and 1 at NaN, in PyTorch."""
+    pt = pytest.importorskip("torch")
+    a = np.array([-0.0, 0.0, -1.0, 2.0, np.nan, -np.inf], np.float32)
+    for lib in (torch, pt):
+        for relu in (lib.relu, lib.nn.functional.relu, lib.nn.ReLU()):
+            w = lib.tensor(a, requires_grad=True)
+            out = relu(w)
+            out.sum().backward()
+            assert np.array_equal(_bits(out.detach().numpy()), _bits(pt.relu(pt.tensor(a)).numpy()))
+            np.testing.assert_array_equal(w.grad.numpy(), [0, 0, 0, 1, 1, 0])
+        x = lib.tensor(a)
+        x.relu_()
+        assert np.array_equal(_bits(x.numpy()), _bits(np.where(a < 0, np.float32(0), a)))
 
 
 def test_relu_meta_and_errors():

@@ -28,7 +28,7 @@ def test_hook_sees_the_accumulated_grad_while_earlier_layers_wait():
     np.testing.assert_array_equal(seen[1][1], w1.grad.numpy())
     h1.remove()
     h2.remove()
-    assert engine._post_accumulate_hooks_live[0] == 0
+    assert engine._leaf_hooks_live[0] == 0
 
 
 def test_gradients_are_unchanged_by_early_accumulation():

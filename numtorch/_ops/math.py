@@ -578,7 +578,8 @@ def _out(result, out):
 
 @backward_name("ReluBackward0")
 def relu(input):
-    """Rectified linear unit: ``max(input, 0)``, NaN kept, gradient 0 at 0 as in PyTorch."""
+    """Rectified linear unit: ``max(input, 0)``, NaN kept, ``relu(-0.0)`` is -0.0 (eager), and
+    the gradient is 0 at 0, as in PyTorch (Note [ReLU's zero])."""
     check_tensor(input, "input", "relu")
     d = input._data
     if d.dtype == np.bool_:
@@ -590,11 +591,11 @@ def relu(input):
         zero = _ZEROS.get(d.dtype)
         if zero is None:
             zero = _ZEROS[d.dtype] = np.zeros((), d.dtype)
-        mask = E.le.impl(d, zero)
-        out = wrap(E.select.impl(mask, zero, d))
+        out = wrap(E.select.impl(E.lt.impl(d, zero), zero, d))   # -0.0 stays -0.0
         if not (input._requires_grad and grad_mode[0]):
             return out
         # The select node the general path records, without its binds (Note [ReLU's zero]).
+        mask = E.le.impl(d, zero)
         edge = (input.grad_fn, input._output_nr) if input.grad_fn is not None else (input, 0)
         zero = wrap(S.broadcast_in_dim.impl(zero, shape=d.shape, broadcast_dimensions=()))
         return _prim.record_node(E.select, (wrap_array(mask), zero, input), (None, None, edge),
@@ -613,6 +614,13 @@ def relu(input):
 # the same); eager with grad it does the same and records the select node the binds would
 # have recorded (its saved operands: the mask, the zero broadcast as a view, the input),
 # through `record_node` (autograd/engine.py), as no bind runs.
+# The eager value is `where(input < 0, 0, input)`, PyTorch's clamp_min: relu(-0.0) is
+# -0.0 there, as in PyTorch (`<=` would give +0.0), while the recorded node's mask stays
+# `input <= 0`, which gives PyTorch's gradient 0 at both zeros; the two selects agree as
+# numbers everywhere, so the node is the derivative of the value computed. Under
+# transforms and on meta tensors relu is still the one select of `input <= 0` (+0.0 at
+# -0.0): the sign there would need a second select with a stop_gradient, two binds more
+# per ReLU at every level, for a value equal to the other as a number.
 _ZEROS: dict = {}
 
 

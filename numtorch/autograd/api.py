@@ -115,7 +115,10 @@ def _register_hook(self, hook):
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
-        hooks = self._hooks
+        # A leaf's hooks run as soon as its last consumer has (Note [Post-accumulate-grad
+        # hooks] in autograd/engine.py); the engine looks for such leaves while any exist.
+        engine._leaf_hooks_live[0] += 1
+        return _RemovableHandle(self._hooks, hook, engine._leaf_hooks_live)
     return _RemovableHandle(hooks, hook)
 
 
@@ -131,8 +134,8 @@ def _register_post_accumulate_grad_hook(self, hook):
                         f"got {type(hook).__name__}")
     hooks = self.__dict__.setdefault("_post_accumulate_hooks", [])
     hooks.append(hook)
-    engine._post_accumulate_hooks_live[0] += 1
-    return _RemovableHandle(hooks, hook, engine._post_accumulate_hooks_live)
+    engine._leaf_hooks_live[0] += 1
+    return _RemovableHandle(hooks, hook, engine._leaf_hooks_live)
 
 
 class _RemovableHandle:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+from heapq import heappush
 import itertools
 import operator
 
@@ -436,37 +437,47 @@ _prim.record_node = record_node
 
 # Note [Execution order]
 # Backward runs each node once, after every consumer of its outputs has sent its cotangent.
-# One iterative depth-first walk from the roots gives that order (reversed post-order) and,
-# with `targets` (autograd.grad's inputs), marks in the same walk which nodes can reach a
-# target: the others are never run, and no cotangent is computed for an edge into them
-# (their lazy cotangents stay uncalled, Note [Lazy cotangents]). The walk also stops at
-# nodes older than every target: a node's `seq` is its creation number, and a node can only
-# consume tensors that existed when it was made, so a node made before all target nodes
-# cannot lead to one. That keeps `autograd.grad(create_graph=True)` in a loop (MAML's inner
-# steps) from re-walking every earlier step's graph on each call; a leaf target has no
-# creation number, so with one the whole graph is walked, as before.
+# A node's `seq` is its creation number, and a node can only consume tensors that existed
+# when it was made, so every consumer of a node has a larger `seq` than the node: running
+# the nodes that hold cotangents in decreasing `seq` is a valid order, and it is PyTorch's
+# (its engine's ready queue runs the most recently created node first). The engine keeps
+# those nodes in a heap keyed by `-seq`: a node enters it when its first cotangent arrives
+# and leaves it when it runs, so `.backward()` walks no graph beforehand (PyTorch counts
+# dependencies in a walk first; with the order given by `seq`, no count is needed: when
+# the heap's top is node n, every node that could still send n a cotangent has a larger
+# `seq` and has already run). autograd.grad's `inputs` need one walk from the roots
+# (`_reaching`): it marks the nodes that can reach a target; the others are never run, and
+# no cotangent is computed for an edge into them (their lazy cotangents stay uncalled, Note
+# [Lazy cotangents]). A target's own node receives its cotangent (captured as the result)
+# but runs only if it leads to another target, as in PyTorch: `autograd.grad(loss, h)` for
+# an intermediate `h` neither computes h's inputs' gradients nor frees h's node. The walk stops at nodes older than every target: a node made before
+# all target nodes cannot lead to one. That keeps `autograd.grad(create_graph=True)` in a
+# loop (MAML's inner steps) from re-walking every earlier step's graph on each call; a
+# leaf target has no creation number, so with one the whole graph is walked.
 
-def _execution_order(root_nodes, targets=None):
-    """(nodes in execution order, set of nodes to run or None for all); Note [Execution order]."""
+def _reaching(root_nodes, targets):
+    """(the nodes reachable from ``root_nodes`` that are or can reach one of ``targets``
+    (edges): those that receive cotangents, the target nodes that reach no other target:
+    those that only capture theirs) for autograd.grad (Note [Execution order])."""
     floor = -1
-    if targets is not None:
-        target_ids = {id(e[0]) for e in targets}
-        if all(e[0].__class__ is Node for e in targets):
-            floor = min(e[0].seq for e in targets)
-        reaches = {}
-    order, seen, stack = [], set(), [(n, False) for n in root_nodes]
-    while stack:
+    target_ids = {id(e[0]) for e in targets}
+    if all(e[0].__class__ is Node for e in targets):
+        floor = min(e[0].seq for e in targets)
+    reaches = {}
+    capture_only = set()
+    seen, stack = set(), [(n, False) for n in root_nodes]
+    while stack:   # post-order: a node's children are decided before the node
         node, done = stack.pop()
         if done:
-            order.append(node)
-            if targets is not None:
-                r = id(node) in target_ids
-                if not r:
-                    for e in node.next_edges:
-                        if e is not None and (id(e[0]) in target_ids or reaches.get(e[0], False)):
-                            r = True
-                            break
-                reaches[node] = r
+            r = False
+            for e in node.next_edges:
+                if e is not None and (id(e[0]) in target_ids or reaches.get(e[0], False)):
+                    r = True
+                    break
+            if not r and id(node) in target_ids:
+                r = True
+                capture_only.add(node)
+            reaches[node] = r
             continue
         if node in seen:
             continue
@@ -477,11 +488,14 @@ def _execution_order(root_nodes, targets=None):
                 child = e[0]
                 if child.__class__ is Node and child not in seen and child.seq >= floor:
                     stack.append((child, False))
-    order.reverse()  # post-order reversed: consumers first
-    if targets is None:
-        return order, None
-    order = [n for n in order if reaches[n]]
-    return order, set(order)
+    return {n for n, r in reaches.items() if r}, capture_only
+
+
+def _drain(heap):
+    """The nodes of ``heap`` (entries ``(-seq, node)``), newest first, while it is refilled."""
+    pop = heapq.heappop
+    while heap:
+        yield pop(heap)[1]
 
 
 def _add(a, b):
@@ -549,29 +563,33 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
             if e is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
         captured = {}
-    order, needed = _execution_order(root_nodes, targets if not accumulate else None)
+    needed, capture_only = (None, ()) if accumulate else _reaching(root_nodes, targets)
     target_nodes = {(id(e[0]), e[1]): i for i, e in enumerate(targets)} if targets else {}
-    # Note [Post-accumulate-grad hooks]: leaves with such hooks are finalized early.
+    # Note [Execution order]: a heap of the nodes holding cotangents, newest first.
+    heap = [(-n.seq, n) for n in buffers if needed is None or n in needed]
+    heapq.heapify(heap)
+    order = _drain(heap)
+    # Note [Post-accumulate-grad hooks]: leaves with hooks are finalized early.
     early = None
-    if accumulate and _post_accumulate_hooks_live[0]:
-        order = _priority_order(order)
+    if accumulate and _leaf_hooks_live[0]:
+        order = sorted(_walk(root_nodes), key=_seq_of, reverse=True)
         early = _last_uses(order)
     owned = set()
     # Leaves that receive gradients: all of them for .backward(), else only the targets.
     leaf_ids = None if needed is None else {id(e[0]) for e in targets}
 
     # Note [The backward loop]
-    # This loop runs once per node (11,777 times in one MAML step of the classic benchmark),
-    # so Node.apply is inlined (the version check is one C-level map and a list compare;
-    # apply raises PyTorch's errors when something is wrong), a node that holds a target is
-    # found by one set lookup, and a single-output consumer's buffer is made holding its
-    # first cotangent.
+    # This loop runs once per node (about 10,000 times in one run of the classic MAML
+    # benchmark), so Node.apply is inlined (the version check is one C-level map and a list
+    # compare; apply raises PyTorch's errors when something is wrong), a node that holds a
+    # target is found by one set lookup, and a single-output consumer's buffer is made
+    # holding its first cotangent.
     target_set = {e[0] for e in targets if e[0].__class__ is Node} if targets else ()
-    for position, node in enumerate(order):
+    for node in order:
         buf = buffers.pop(node, None)
-        if buf is None:
-            if early and position in early:
-                _finish_leaves(early.pop(position), leaf_grads, create_graph, owned)
+        if buf is None:   # only in `early`'s order, which lists every reachable node
+            if node in early:
+                _finish_leaves(early.pop(node), leaf_grads, create_graph, owned)
             continue
         if node.pre_hooks:
             for nr, hooks in node.pre_hooks.items():
@@ -582,6 +600,9 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
                 i = target_nodes.get((id(node), nr))
                 if i is not None:
                     captured[i] = _add(captured.get(i), buf[nr])
+            if node in capture_only:
+                continue   # as in PyTorch, a target's own node runs (and is freed) only if
+                #            it leads to another target (Note [Execution order])
         prim = node.prim
         saved = node.saved
         if saved is None or list(map(_version_of, node.checked)) != node.versions:
@@ -621,18 +642,20 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
                 if b is not None:
                     prev = b[nr]
                     b[nr] = ct if prev is None else _ops_add(prev, ct)
-                elif target.prim.multiple_results:
-                    b = buffers[target] = [None] * _n_outputs(target)
-                    b[nr] = ct
                 else:
-                    buffers[target] = [ct]
+                    if target.prim.multiple_results:
+                        b = buffers[target] = [None] * _n_outputs(target)
+                        b[nr] = ct
+                    else:
+                        buffers[target] = [ct]
+                    heappush(heap, (-target.seq, target))   # Note [Execution order]
             else:
                 prev = leaf_grads.get(id(target))
                 leaf_grads[id(target)] = (target, ct if prev is None else _add(prev[1], ct))
         if not retain_graph:
             node.saved = node.checked = node.out = None   # Node.release, inlined
-        if early and position in early:
-            _finish_leaves(early.pop(position), leaf_grads, create_graph, owned)
+        if early and node in early:
+            _finish_leaves(early.pop(node), leaf_grads, create_graph, owned)
 
     if accumulate:
         for leaf, g in leaf_grads.values():
@@ -662,15 +685,18 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
 # once the leaf's ``.grad`` holds this backward's gradient. DistributedDataParallel needs
 # this *during* backward, to start a bucket's all-reduce while earlier layers still
 # compute, so a leaf that has such hooks is finalized as soon as the last node with an edge
-# to it has run (`_last_uses`), not at the end, and the nodes run in PyTorch's order (most
-# recently created first among those ready, `_priority_order`; nodes carry a creation
-# number for this), so the last layer's gradients really come first. Other leaves keep the end-of-backward path,
-# and while no hook is registered anywhere (`_post_accumulate_hooks_live`) the engine does
-# no extra work at all. ``queue_callback`` is PyTorch's
+# to it has run (`_last_uses`), not at the end; nodes run newest first (Note [Execution
+# order]), so the last layer's gradients really come first. A leaf's tensor hooks
+# (``register_hook``) run at the same moment, before its ``.grad`` is written: PyTorch's
+# AccumulateGrad node runs as soon as it is ready, so in ``y.backward()`` the last layer's
+# weight hook fires before the hooks of earlier layers' activations. Other leaves keep the
+# end-of-backward path, and while no leaf hook is registered anywhere (`_leaf_hooks_live`)
+# the engine does no extra work at all: with one, it lists every reachable node first
+# (`_walk`) to find each hooked leaf's last consumer. ``queue_callback`` is PyTorch's
 # ``Variable._execution_engine.queue_callback``: DDP uses it to wait for its all-reduces
 # before ``backward()`` returns.
 
-_post_accumulate_hooks_live = [0]   # registrations not yet removed
+_leaf_hooks_live = [0]   # leaf hook registrations (tensor and post-accumulate) not yet removed
 _queued_callbacks = []              # run once when the current backward() finishes
 
 
@@ -687,40 +713,31 @@ def _run_queued_callbacks():
         _queued_callbacks.clear()
 
 
-def _priority_order(order):
-    """``order``'s nodes in PyTorch's execution order: of the nodes whose consumers have all
-    run, the most recently created first. That is the order that produces the last layer's
-    gradients (bias included) first, which DDP's overlap needs."""
-    waiting = {id(n): 0 for n in order}
-    for n in order:
-        for e in n.next_edges:
-            if e is not None and e[0].__class__ is Node and id(e[0]) in waiting:
-                waiting[id(e[0])] += 1
-    ready = [(-n.seq, n) for n in order if waiting[id(n)] == 0]
-    heapq.heapify(ready)
-    out = []
-    while ready:
-        n = heapq.heappop(ready)[1]
-        out.append(n)
-        for e in n.next_edges:
-            if e is not None and e[0].__class__ is Node and id(e[0]) in waiting:
-                waiting[id(e[0])] -= 1
-                if waiting[id(e[0])] == 0:
-                    heapq.heappush(ready, (-e[0].seq, e[0]))
-    return out
+def _walk(root_nodes):
+    """Every node reachable from ``root_nodes``."""
+    seen, stack = set(root_nodes), list(root_nodes)
+    while stack:
+        for e in stack.pop().next_edges:
+            if e is not None and e[0].__class__ is Node and e[0] not in seen:
+                seen.add(e[0])
+                stack.append(e[0])
+    return seen
+
+
+_seq_of = operator.attrgetter("seq")
 
 
 def _last_uses(order):
-    """{position in ``order``: [leaves with post-accumulate hooks last reached there]}."""
+    """{node in ``order``: [leaves with hooks whose last consumer in ``order`` it is]}."""
     last = {}
-    for position, node in enumerate(order):
+    for node in order:
         for e in node.next_edges:
-            if e is not None and e[0].__class__ is not Node and e[0].__dict__.get(
-                    "_post_accumulate_hooks"):
-                last[id(e[0])] = (position, e[0])
+            if e is not None and e[0].__class__ is not Node and (
+                    e[0]._hooks or e[0].__dict__.get("_post_accumulate_hooks")):
+                last[id(e[0])] = (node, e[0])
     early = {}
-    for position, leaf in last.values():
-        early.setdefault(position, []).append(leaf)
+    for node, leaf in last.values():
+        early.setdefault(node, []).append(leaf)
     return early
 
 
