@@ -388,24 +388,54 @@ def _recorded_binary(prim, a, b, xa, xb):
     if out.__class__ is not ndarray:
         out = np.asarray(out)
     sum_to = None
-    if wide_a or not ta:
-        a, sum_to = _broadcast_operand(a, xa, sa, shape, ea, ta, 0, sum_to)
-    if wide_b or not tb:
-        b, sum_to = _broadcast_operand(b, xb, sb, shape, eb, tb, 1, sum_to)
+    if not ta:
+        a = number_operand(a, xa, shape)
+    elif wide_a:
+        a, sum_to = _broadcast_operand(a, xa, sa, shape, ea, 0, sum_to)
+    if not tb:
+        b = number_operand(b, xb, shape)
+    elif wide_b:
+        b, sum_to = _broadcast_operand(b, xb, sb, shape, eb, 1, sum_to)
     return _prim.record_node(prim, (a, b), (ea, eb), wrap(out), sum_to)
 
 
-def _broadcast_operand(t, x, s, shape, edge, is_tensor, i, sum_to):
-    """(the strict operand a node saves for ``t`` broadcast to ``shape``, sum_to updated)."""
+def _broadcast_operand(t, x, s, shape, edge, i, sum_to):
+    """(the strict operand a node saves for tensor ``t`` broadcast to ``shape``, sum_to
+    updated)."""
     params = _broadcast_params(s, shape)
     v = wrap(S.broadcast_in_dim.impl(x, **params))
-    if is_tensor:
-        v._version_counter = t._version_counter   # a view: writes to t are caught
-        if edge is not None:
-            if sum_to is None:
-                sum_to = [None, None]
-            sum_to[i] = (S.broadcast_in_dim.vjp, t, params)
+    v._version_counter = t._version_counter   # a view: writes to t are caught
+    if edge is not None:
+        if sum_to is None:
+            sum_to = [None, None]
+        sum_to[i] = (S.broadcast_in_dim.vjp, t, params)
     return v, sum_to
+
+
+# Note [Saved numbers]
+# The operand a node saves for a Python number (`x * 0.5`, `x ** 2`, `loss / n`) is the
+# number's 0-d array broadcast to the result's shape: a read-only view that nothing can
+# write and that has no gradient. The same number at the same dtype and shape recurs op
+# after op (a learning rate in every update, a mean's count), so these views are made once
+# and shared by the nodes that save them (ReLU's zero too). NaN and the zeros of floating
+# types are not shared: NaN != NaN, and -0.0 == 0.0, so a key could not find them or tell
+# them apart.
+
+def number_operand(n, x, shape):
+    """The strict operand a node saves for the number ``n`` (its 0-d array ``x``) broadcast
+    to ``shape`` (Note [Saved numbers])."""
+    key = (n.__class__, n, x.dtype, shape)
+    if n != n or not (n or n.__class__ is int):   # NaN, or a zero that may be -0.0
+        return wrap(S.broadcast_in_dim.impl(x, **_broadcast_params((), shape)))
+    v = _NUMBER_OPERANDS.get(key)
+    if v is None:
+        v = wrap(S.broadcast_in_dim.impl(x, **_broadcast_params((), shape)))
+        if len(_NUMBER_OPERANDS) < 1024:
+            _NUMBER_OPERANDS[key] = v
+    return v
+
+
+_NUMBER_OPERANDS: dict = {}   # (type, number, dtype, shape) -> its saved broadcast
 
 
 _FUSABLE: dict = {}             # (prim, pattern of edges and broadcasts) -> one node or not

@@ -8,9 +8,10 @@ raises, as it does there.
 from __future__ import annotations
 
 import numpy as np
+from numpy import ndarray
 
 from .._core.primitive import bind
-from .._core.tensor import Tensor
+from .._core.tensor import TENSOR_TYPES, Tensor
 from .._prims.contraction import dot_general
 from ._common import broadcast_shapes, broadcast_to, check_tensor, cpp_type_name
 from ._backward_names import backward_name
@@ -20,6 +21,10 @@ def _same_dtype(a, b, fn="m1 and m2"):
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"expected {fn} to have the same dtype, but got: "
                            f"{cpp_type_name(a.dtype)} != {cpp_type_name(b.dtype)}")
+
+
+_MM_CONTRACTING = ((1,), (0,))
+_NO_BATCH = ((), ())
 
 
 def _dot(x, y, xc, yc, xb=(), yb=()):
@@ -86,6 +91,13 @@ def bmm(input, mat2):
 
 def matmul(input, other):
     """Matrix product with NumPy's broadcasting rules (``@``)."""
+    if input.__class__ in TENSOR_TYPES and other.__class__ in TENSOR_TYPES:
+        x, y = input._data, other._data
+        if (x.__class__ is ndarray and y.__class__ is ndarray and len(x.shape) == 2
+                and len(y.shape) == 2 and x.shape[1] == y.shape[0] and x.dtype is y.dtype):
+            # Two eager matrices (every layer of an MLP): mm's checks, passed, without
+            # building Size objects (Note [Eager fast path] in _ops/_common.py).
+            return bind(dot_general, input, other, contracting=_MM_CONTRACTING, batch=_NO_BATCH)
     check_tensor(input, "input", "matmul")
     if not isinstance(other, Tensor):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not "

@@ -19,7 +19,7 @@ from .._prims import elementwise as E
 from .._prims import shape as S
 from ._common import (_PROMOTE_CACHE, _promotion_key, broadcast_shapes, broadcast_to,
                       check_tensor, convert, elementwise_binary, elementwise_operands,
-                      float_dtype_for, is_scalar, match_device, result_type, scalar_type_name,
+                      float_dtype_for, is_scalar, match_device, number_operand, result_type, scalar_type_name,
                       to_tensor, unary_float)
 from ._backward_names import backward_name
 
@@ -597,7 +597,7 @@ def relu(input):
         # The select node the general path records, without its binds (Note [ReLU's zero]).
         mask = E.le.impl(d, zero)
         edge = (input.grad_fn, input._output_nr) if input.grad_fn is not None else (input, 0)
-        zero = wrap(S.broadcast_in_dim.impl(zero, shape=d.shape, broadcast_dimensions=()))
+        zero = number_operand(0, zero, d.shape)   # +0.0: Note [Saved numbers]
         return _prim.record_node(E.select, (wrap_array(mask), zero, input), (None, None, edge),
                                  out)   # wrap_array: a 0-d input's mask is a NumPy bool
     _, zero = match_device(input, to_tensor(0, _dt.from_numpy(d.dtype)))

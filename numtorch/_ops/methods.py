@@ -88,7 +88,7 @@ for _name in "sort argsort msort topk kthvalue median".split():
     setattr(Tensor, _name, getattr(sorting, _name))
 Tensor.__getitem__ = index.getitem
 Tensor.__setitem__ = index.setitem
-Tensor.T = property(lambda self: shape.permute(self, tuple(reversed(range(self.ndim)))))
+Tensor.T = property(shape.reversed_dims)
 Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
 Tensor.H = property(lambda self: math.conj(shape.transpose(self, 0, 1)) if self.ndim == 2 else self)
 Tensor.mH = property(lambda self: math.conj(shape.transpose(self, -2, -1)))

@@ -50,15 +50,27 @@ def _reduce(prim, x, dim, keepdim, fn):
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the sum of ``input`` over ``dim`` (all elements if None)."""
     d = input._data if input.__class__ in TENSOR_TYPES else None
-    if (dim is None and dtype is None and d.__class__ is ndarray and d.dtype.kind in "fc"
-            and not (input._requires_grad and grad_mode[0])):
-        return wrap_array(np.add.reduce(d, axis=None))   # Note [Eager fast path]
+    if dim is None and dtype is None and d.__class__ is ndarray and d.dtype.kind in "fc":
+        if not (input._requires_grad and grad_mode[0]):
+            return wrap_array(np.add.reduce(d, axis=None))   # Note [Eager fast path]
+        if d.ndim:   # what `_reduce` binds for dim=None, without its checks
+            return bind(Rd.reduce_sum, input, axes=_all_axes(d.ndim))
     check_tensor(input, "input", "sum")
     if dtype is not None:
         input = convert(input, _dt.to_dtype(dtype))
     elif input._data.dtype.kind in "iub":
         input = convert(input, _dt.int64)
     return _reduce(Rd.reduce_sum, input, dim, keepdim, "sum")
+
+
+def _all_axes(nd):
+    axes = _ALL_AXES.get(nd)
+    if axes is None:
+        axes = _ALL_AXES[nd] = tuple(range(nd))
+    return axes
+
+
+_ALL_AXES: dict = {}   # ndim -> every axis
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
@@ -69,6 +81,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 @backward_name(lambda input, dim=None, *a, **k: "MeanBackward0" if dim is None else "MeanBackward1")
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the mean of ``input`` over ``dim``; requires a floating or complex dtype."""
+    d = input._data if input.__class__ in TENSOR_TYPES else None
+    if dim is None and dtype is None and d.__class__ is ndarray and d.dtype.kind in "fc" and d.size:
+        return sum(input) / d.size   # the general path's two ops, without its checks
     check_tensor(input, "input", "mean")
     if dtype is not None:
         input = convert(input, _dt.to_dtype(dtype))

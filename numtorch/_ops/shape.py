@@ -192,6 +192,20 @@ def permute(input, *dims):
 _PERMS: dict = {}
 
 
+@backward_name("PermuteBackward0")
+def reversed_dims(input):
+    """``Tensor.T``: ``input`` with its dimensions reversed (a view): `permute` without
+    its argument checks, which a reversal always passes."""
+    nd = len(input._data.shape)
+    perm = _REVERSED.get(nd)
+    if perm is None:
+        perm = _REVERSED[nd] = tuple(reversed(range(nd)))
+    return _as_view(_transpose(input, perm), input, lambda b: _transpose(b, perm))
+
+
+_REVERSED: dict = {}   # ndim -> its reversed dims (`.T` of every Linear weight)
+
+
 @backward_name("TransposeBackward0")
 def transpose(input, dim0, dim1):
     """Returns a view with dimensions ``dim0`` and ``dim1`` swapped."""
