@@ -433,7 +433,8 @@ _new = object.__new__
 
 
 def wrap(payload, requires_grad=False) -> Tensor:
-    """Wrap a payload (ndarray, Tracer, MetaArray) into a fresh Tensor."""
+    """Wrap a payload (ndarray, Tracer, MetaArray) into a fresh Tensor (the fields here and
+    in `wrap_sharing` are the same)."""
     t = _new(Tensor)
     t._data = payload
     t._requires_grad = requires_grad
@@ -441,6 +442,23 @@ def wrap(payload, requires_grad=False) -> Tensor:
     t._grad = None
     t._version_counter = vc = _new(VersionCounter)   # VersionCounter() without a Python frame
     vc.value = 0
+    t._base = None
+    t._hooks = None
+    t._retains_grad = False
+    t._output_nr = 0
+    t._view_fn = None
+    return t
+
+
+def wrap_sharing(payload, version_counter) -> Tensor:
+    """`wrap`, sharing ``version_counter`` (a view's, or an output's value that a backward
+    node keeps) instead of making a new one; the same fields as `wrap` sets."""
+    t = _new(Tensor)
+    t._data = payload
+    t._requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._version_counter = version_counter
     t._base = None
     t._hooks = None
     t._retains_grad = False

@@ -15,7 +15,7 @@ from .._core import dtypes as _dt
 from .._core.meta import MetaArray
 from .._core import primitive as _prim
 from .._core.primitive import STACK, bind, grad_mode
-from .._core.tensor import TENSOR_TYPES, Size, Tensor, _canonical_dim, wrap, wrap_array
+from .._core.tensor import TENSOR_TYPES, Size, Tensor, _canonical_dim, wrap, wrap_array, wrap_sharing
 from .._core.symbolic import Sym
 from .._prims import creation as C
 from .._prims import elementwise as E
@@ -403,8 +403,8 @@ def _broadcast_operand(t, x, s, shape, edge, i, sum_to):
     """(the strict operand a node saves for tensor ``t`` broadcast to ``shape``, sum_to
     updated)."""
     params = _broadcast_params(s, shape)
-    v = wrap(S.broadcast_in_dim.impl(x, **params))
-    v._version_counter = t._version_counter   # a view: writes to t are caught
+    # a view sharing t's counter: writes to t are caught
+    v = wrap_sharing(S.broadcast_in_dim.impl(x, **params), t._version_counter)
     if edge is not None:
         if sum_to is None:
             sum_to = [None, None]
@@ -417,7 +417,8 @@ def _broadcast_operand(t, x, s, shape, edge, i, sum_to):
 # number's 0-d array broadcast to the result's shape: a read-only view that nothing can
 # write and that has no gradient. The same number at the same dtype and shape recurs op
 # after op (a learning rate in every update, a mean's count), so these views are made once
-# and shared by the nodes that save them (ReLU's zero too). NaN and the zeros of floating
+# and shared by the nodes that save them (ReLU's zero too, and the zero of its cotangent,
+# `_select_ct` in _prims/elementwise.py). NaN and the zeros of floating
 # types are not shared: NaN != NaN, and -0.0 == 0.0, so a key could not find them or tell
 # them apart.
 

@@ -14,7 +14,7 @@ from numpy import ndarray
 from .._core import dtypes as _dt
 from .._core import primitive as _prim
 from .._core.primitive import STACK, bind, grad_mode
-from .._core.tensor import Tensor, wrap, wrap_array
+from .._core.tensor import TENSOR_TYPES, Tensor, wrap, wrap_array
 from .._prims import elementwise as E
 from .._prims import shape as S
 from ._common import (_PROMOTE_CACHE, _promotion_key, broadcast_shapes, broadcast_to,
@@ -43,6 +43,8 @@ def sub(input, other, *, alpha=1, out=None):
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     if alpha != 1:
         other = mul(other, alpha)
+    if out is None:
+        return elementwise_binary(E.sub, input, other)
     return _out(elementwise_binary(E.sub, input, other), out)
 
 
@@ -50,7 +52,7 @@ subtract = sub
 
 
 def _is_bool(x):
-    return x._data.dtype == np.bool_ if isinstance(x, Tensor) else x.__class__ is bool
+    return x._data.dtype.kind == "b" if isinstance(x, Tensor) else x.__class__ is bool
 
 
 @backward_name(lambda input, other, **kw: "RsubBackward0" if isinstance(other, Tensor)
@@ -77,6 +79,8 @@ def _true_div_dtype(d):
 def div(input, other, *, rounding_mode=None, out=None):
     """Divides ``input`` by ``other``; ``rounding_mode`` None (true), 'trunc' or 'floor'."""
     if rounding_mode is None:
+        if out is None:
+            return elementwise_binary(E.div, input, other, compute_dtype=_true_div_dtype)
         return _out(elementwise_binary(E.div, input, other, compute_dtype=_true_div_dtype), out)
     if rounding_mode == "floor":
         if result_type(input, other).is_floating_point:
@@ -580,14 +584,9 @@ def _out(result, out):
 def relu(input):
     """Rectified linear unit: ``max(input, 0)``, NaN kept, ``relu(-0.0)`` is -0.0 (eager), and
     the gradient is 0 at 0, as in PyTorch (Note [ReLU's zero])."""
-    check_tensor(input, "input", "relu")
-    d = input._data
-    if d.dtype == np.bool_:
-        raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
-    if d.dtype.kind not in "fiu":
-        return where(input <= 0, 0, input)
+    d = input._data if input.__class__ in TENSOR_TYPES else None
     # where(input <= 0, 0, input) with one zero for both uses (Note [ReLU's zero]).
-    if d.__class__ is ndarray and not STACK:
+    if d.__class__ is ndarray and not STACK and d.dtype.kind in "fiu":
         zero = _ZEROS.get(d.dtype)
         if zero is None:
             zero = _ZEROS[d.dtype] = np.zeros((), d.dtype)
@@ -600,6 +599,12 @@ def relu(input):
         zero = number_operand(0, zero, d.shape)   # +0.0: Note [Saved numbers]
         return _prim.record_node(E.select, (wrap_array(mask), zero, input), (None, None, edge),
                                  out)   # wrap_array: a 0-d input's mask is a NumPy bool
+    check_tensor(input, "input", "relu")
+    d = input._data
+    if d.dtype == np.bool_:
+        raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
+    if d.dtype.kind not in "fiu":
+        return where(input <= 0, 0, input)
     _, zero = match_device(input, to_tensor(0, _dt.from_numpy(d.dtype)))
     zero = broadcast_to(zero, d.shape)
     return bind(E.select, bind(E.le, input, zero), zero, input)

@@ -445,16 +445,23 @@ def _select_ct(c, g, where_true):
     d = g._data
     if d.__class__ is not np.ndarray or STACK or c._data.__class__ is not np.ndarray:
         return T.where(c, g, 0.0) if where_true else T.where(c, 0.0, g)
-    zero = _ZERO.get(d.dtype)
-    if zero is None:
-        zero = _ZERO[d.dtype] = np.zeros((), d.dtype)
-    zero = np.ndarray(d.shape, d.dtype, zero, 0, (0,) * d.ndim)   # broadcast_in_dim's view
-    zero.setflags(write=False)
-    zero = wrap(zero)
+    key = (d.dtype, d.shape)
+    zero = _ZERO_VIEWS.get(key)
+    if zero is None:   # one shared read-only view per dtype and shape (Note [Saved
+        #                numbers] in _ops/_common.py)
+        z = _ZERO.get(d.dtype)
+        if z is None:
+            z = _ZERO[d.dtype] = np.zeros((), d.dtype)
+        zero = np.ndarray(d.shape, d.dtype, z, 0, (0,) * d.ndim)   # broadcast_in_dim's view
+        zero.setflags(write=False)
+        zero = wrap(zero)
+        if len(_ZERO_VIEWS) < 1024:
+            _ZERO_VIEWS[key] = zero
     return select.bind(c, g, zero) if where_true else select.bind(c, zero, g)
 
 
-_ZERO: dict = {}   # dtype -> a 0-d zero
+_ZERO: dict = {}        # dtype -> a 0-d zero
+_ZERO_VIEWS: dict = {}  # (dtype, shape) -> that zero broadcast, as a Tensor
 select.jvp = lambda p, t: (select.bind(*p), select.bind(
     p[0], *[ti if ti is not None else T.zeros_like(pi) for pi, ti in zip(p[1:], t[1:])]))
 

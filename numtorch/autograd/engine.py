@@ -16,7 +16,7 @@ from numpy import ndarray
 
 from .._core import primitive as _prim
 from .._core.meta import MetaArray
-from .._core.tensor import Tensor, eval_bind, wrap, wrap_array
+from .._core.tensor import Tensor, eval_bind, wrap, wrap_array, wrap_sharing
 from .._ops.creation import zeros_like as _ops_zeros_like
 from .._ops.math import add as _ops_add
 
@@ -100,16 +100,22 @@ class Node:
                 else:
                     checked.append(out)
             if dropped:   # stand-ins: Note [Saved values]
-                saved = list(saved)
-                for i in dropped:
-                    saved[i] = stand_in(saved[i])
-                saved = tuple(saved)
+                for i in dropped:   # small arrays stay: look before copying `saved`
+                    d = saved[i]._data
+                    if d.__class__ is not ndarray or d.nbytes >= _STAND_IN_BYTES:
+                        saved = list(saved)
+                        for i in dropped:
+                            saved[i] = stand_in(saved[i])
+                        saved = tuple(saved)
+                        break
             if drops_out:
                 if prim.multiple_results:
                     out = tuple(stand_in(o) if k in drops_out and o.__class__ is Tensor else o
                                 for k, o in enumerate(out))
                 else:
-                    out = stand_in(out)
+                    d = out._data
+                    if d.__class__ is not ndarray or d.nbytes >= _STAND_IN_BYTES:
+                        out = stand_in(out)
         self.checked = checked
         self.versions = list(map(_version_of, checked))
         self.saved = saved
@@ -353,15 +359,12 @@ def autograd_bind(prim, args, params):
 
 def _value_of(out):
     """A Tensor with ``out``'s payload and version counter, without its autograd links."""
-    t = wrap(out._data)
-    t._version_counter = out._version_counter
-    return t
+    return wrap_sharing(out._data, out._version_counter)
 
 
 def _live_output(node, value):
     """``node``'s output again, with ``node`` as its grad_fn (for rules under create_graph)."""
-    t = wrap(value._data)
-    t._version_counter = value._version_counter
+    t = wrap_sharing(value._data, value._version_counter)
     t.grad_fn = node
     t._requires_grad = True
     return t
