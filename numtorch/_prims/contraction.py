@@ -158,7 +158,7 @@ _VJP_PLANS: dict = {}
 
 def _dot_vjp(g, out, x, y, *, contracting, batch):
     (x_swap, x_params, x_perm), (y_swap, y_params, y_perm) = _dot_vjp_plan(
-        x.ndim, y.ndim, contracting, batch)
+        len(x._data.shape), len(y._data.shape), contracting, batch)
 
     # The transpose primitive, not Tensor.permute: a cotangent needs no view bookkeeping.
     def grad_x():
@@ -176,7 +176,7 @@ def _dot_vjp(g, out, x, y, *, contracting, batch):
 
 
 def _conj(t):
-    return t.conj() if t.is_complex() else t
+    return t.conj() if t._data.dtype.kind == "c" else t
 
 
 def _dot_jvp(primals, tangents, *, contracting, batch):

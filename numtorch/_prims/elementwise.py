@@ -48,7 +48,7 @@ def unary(name, impl, deriv=None, *, nondiff=False, shape=same_shape):
 
 
 def _conj(t):
-    return t.conj() if t.is_complex() else t
+    return t.conj() if t._data.dtype.kind == "c" else t
 
 
 def binary(name, impl, vjp=None, jvp=None, *, nondiff=False, shape=same_shape):

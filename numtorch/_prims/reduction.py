@@ -21,8 +21,8 @@ def _kept_dims(ndim, axes):
 
 def _expand_back(g, x, axes):
     """Broadcast a reduced cotangent back to the operand's shape."""
-    return broadcast_in_dim.bind(g, shape=tuple(x.shape),
-                                 broadcast_dimensions=_kept_dims(x.ndim, axes))
+    shape = tuple(x._data.shape)
+    return broadcast_in_dim.bind(g, shape=shape, broadcast_dimensions=_kept_dims(len(shape), axes))
 
 
 def _axes_batch(prim):

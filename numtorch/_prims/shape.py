@@ -51,7 +51,7 @@ def _bid_shape(x, *, shape, broadcast_dimensions):
 
 
 def _bid_vjp(g, out, x, *, shape, broadcast_dimensions):
-    xshape = tuple(x.shape)
+    xshape = tuple(x._data.shape)   # the payloads' shapes: no Size objects on this hot path
     # Every implicit broadcast's backward: cached per concrete shapes (symbolic ones could
     # record guards when a lookup compares keys: Note [Comparing shapes]).
     concrete = g._data.__class__ is np.ndarray and x._data.__class__ is np.ndarray
@@ -67,7 +67,7 @@ def _bid_vjp(g, out, x, *, shape, broadcast_dimensions):
             _BID_AXES[key] = axes
     if axes:
         g = reduce_sum.bind(g, axes=axes)
-    return (reshape.bind(g, new_shape=xshape) if tuple(g.shape) != xshape else g,)
+    return (reshape.bind(g, new_shape=xshape) if tuple(g._data.shape) != xshape else g,)
 
 
 _BID_AXES: dict = {}

@@ -466,32 +466,17 @@ def _reaching(root_nodes, targets):
     target_ids = {id(e[0]) for e in targets}
     if all(e[0].__class__ is Node for e in targets):
         floor = min(e[0].seq for e in targets)
-    reaches = {}
-    capture_only = set()
-    seen, stack = set(), [(n, False) for n in root_nodes]
-    while stack:   # post-order: a node's children are decided before the node
-        node, done = stack.pop()
-        if done:
-            r = False
-            for e in node.next_edges:
-                if e is not None and (id(e[0]) in target_ids or reaches.get(e[0], False)):
-                    r = True
-                    break
-            if not r and id(node) in target_ids:
-                r = True
-                capture_only.add(node)
-            reaches[node] = r
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
+    reaching, capture_only = set(), set()
+    for node in sorted(_walk(root_nodes, floor), key=_seq_of):   # children before parents
         for e in node.next_edges:
-            if e is not None:
-                child = e[0]
-                if child.__class__ is Node and child not in seen and child.seq >= floor:
-                    stack.append((child, False))
-    return {n for n, r in reaches.items() if r}, capture_only
+            if e is not None and (id(e[0]) in target_ids or e[0] in reaching):
+                reaching.add(node)
+                break
+        else:
+            if id(node) in target_ids:
+                reaching.add(node)
+                capture_only.add(node)
+    return reaching, capture_only
 
 
 def _drain(heap):
@@ -716,14 +701,16 @@ def _run_queued_callbacks():
         _queued_callbacks.clear()
 
 
-def _walk(root_nodes):
-    """Every node reachable from ``root_nodes``."""
+def _walk(root_nodes, floor=-1):
+    """Every node reachable from ``root_nodes`` through nodes created at or after ``floor``."""
     seen, stack = set(root_nodes), list(root_nodes)
     while stack:
         for e in stack.pop().next_edges:
-            if e is not None and e[0].__class__ is Node and e[0] not in seen:
-                seen.add(e[0])
-                stack.append(e[0])
+            if e is not None:
+                child = e[0]
+                if child.__class__ is Node and child not in seen and child.seq >= floor:
+                    seen.add(child)
+                    stack.append(child)
     return seen
 
 
