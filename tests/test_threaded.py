@@ -28,11 +28,10 @@ def calls(monkeypatch):
     """(op, dtype, form, threads) of each kernel call made while the test runs."""
     seen = []
     if _threaded.available():
-        kernels = {}
-        for (prim, dt, form), fn in _threaded._kernels.items():
-            kernels[(prim, dt, form)] = lambda *a, _fn=fn, _k=(PRIMS[prim], dt, form): (
-                seen.append(_k + (a[-1],)), _fn(*a))[1]
-        monkeypatch.setattr(_threaded, "_kernels", kernels)
+        names = {kind: (PRIMS[prim], dt, form) for (prim, dt, form), kind in _threaded._KINDS.items()}
+        run = _threaded._run[0]
+        monkeypatch.setattr(_threaded, "_run", [
+            lambda kind, *a: (seen.append(names[kind] + (a[-1],)), run(kind, *a))[1]])
     return seen
 
 
@@ -170,7 +169,7 @@ def test_equal_to_pytorch():
 def test_without_a_compiler_numpy_computes(monkeypatch, two_threads):
     from numtorch._inductor import build
     monkeypatch.setattr(build, "usable", lambda: False)
-    monkeypatch.setattr(_threaded, "_kernels", {})
+    monkeypatch.setattr(_threaded, "_run", [])
     monkeypatch.setattr(_threaded, "_unavailable", [])
     assert not _threaded.available()
     a, b = _arrays(LARGE + 1, np.float32)
@@ -180,3 +179,59 @@ def test_without_a_compiler_numpy_computes(monkeypatch, two_threads):
             _same_bits(op(x, y), op(a, b))
     x += y
     _same_bits(x, a + b)
+
+
+@needs_kernel
+def test_callers_on_several_threads_and_more_threads_than_cores(calls):
+    """A second caller while the pool is busy computes alone (the pool takes one job at a
+    time); any thread count gives the same bits."""
+    import threading
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        pairs = [_arrays(LARGE * 4 + 11, np.float32, seed) for seed in range(4)]
+        results = [None] * 4
+
+        def run(i):
+            a, b = pairs[i]
+            x, y = torch.tensor(a), torch.tensor(b)
+            results[i] = [(x * y).numpy() for _ in range(20)]
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        torch.set_num_threads(before)
+    for (a, b), got in zip(pairs, results):
+        for r in got:
+            _same_bits(r, a * b)
+    assert len(calls) == 80 and {c[-1] for c in calls} == {3}
+
+
+FORK_SCRIPT = r"""
+import os, numpy as np, numtorch as torch
+torch.set_num_threads(2)
+a = np.arange(1 << 20, dtype=np.float32)
+x = torch.tensor(a)
+assert np.array_equal((x + x).numpy(), a + a)          # the parent's workers start
+pid = os.fork()
+if pid == 0:                                            # the child has none of them
+    ok = all(np.array_equal((x * 3.0).numpy(), a * np.float32(3.0)) for _ in range(5))
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+print("child", status)
+"""
+
+
+@needs_kernel
+def test_a_forked_child_computes_the_same():
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", FORK_SCRIPT], cwd=root, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split()[-1] == "0"

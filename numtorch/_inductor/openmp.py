@@ -149,7 +149,12 @@ def link_flags(cc, directory):
 # threads], build.py: the default 300000 loops cost compiled kernels alternating with
 # matmuls up to 100x); under load the thread policy runs one thread, which has no
 # worker to spin, and libgomp itself spins at most 1000 loops when the process has more
-# threads than cores. A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is kept, with libgomp's
+# threads than cores. The cost shows where 2 threads are fixed on a loaded machine: at a
+# region's end the caller spins out its count waiting for a worker that has no core, then
+# sleeps, and only then does the worker run; the 1M-element add took 690-790 us in some
+# minutes at load 2.3-3.7 (73 us in others) against 195 us with no spin (PyTorch's
+# runtime: 8.0-12.0 ms). Eager elementwise ops therefore use a pool of their own that
+# never waits for a worker that is not running (_ops/_threaded.py). A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is kept, with libgomp's
 # meaning (GOMP_SPINCOUNT=0 gives the fully passive runtime back).
 
 

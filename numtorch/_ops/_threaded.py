@@ -23,31 +23,46 @@ from .._threads import get_num_threads
 # PyTorch splits a large elementwise op over its intra-op threads; a NumPy ufunc runs on
 # the calling thread, so eager `x + y` on 1000x1000 float32 took 172 us against PyTorch's
 # 66 us on a quiet 2-core machine (2 threads each; equal at 1 thread each). Eager add,
-# sub, mul and div therefore run a C kernel, `out[i] = a[i] op b[i]` under `omp parallel
-# for simd schedule(static)`, on `get_num_threads()` threads, for operands of LARGE
-# elements or more, when that count is at least 2. Under load the thread policy drops the
-# count to 1 (Note [OpenMP and BLAS threads], _inductor/build.py), and then NumPy's ufunc
-# computes, exactly as before: at one thread nothing changes but the size check.
+# sub, mul and div therefore run a C kernel, `out[i] = a[i] op b[i]`, on
+# `get_num_threads()` threads for operands of LARGE elements or more, when that count is
+# at least 2. Under load the thread policy drops the count to 1 (Note [OpenMP and BLAS
+# threads], _inductor/build.py), and then NumPy's ufunc computes, exactly as before: at
+# one thread nothing changes but the size check.
 # Bits. Each element is one IEEE operation on the same two values as the ufunc's (the
-# build flags forbid contraction; an elementwise op has nothing to reassociate, and the
-# static split only decides which thread computes an element), so the result equals
-# NumPy's bit for bit at any thread count and size (tests/test_threaded.py), and eager,
-# compiled and fallback results keep agreeing. Two things differ from the ufunc: no
-# RuntimeWarning on overflow (PyTorch gives none either), and which payload survives when
-# both operands are NaNs.
-# Measured (quiet machine, load 0.0-0.3, 2 threads, medians of 300-2000 calls, wall, us,
-# np.add(a, b) against `binary(E.add, a, b)` in one process, float32):
-#     elements    16K   32K   64K    128K   256K   1M
-#     NumPy       3.2   5.0   10-11  20-21  46-47  179-181
-#     kernel      7.4   8.5   10-11  17     34     93-95
-# Below 64K the region's fixed cost (about 4 us: the ctypes call, three addresses, waking
-# the worker) loses; LARGE = 128K is the first size measured to win. Eager `x + y` at
-# 1000x1000 went from 178-183 to 94-97 us (NumPy's `a + b` beside it); at one thread it
-# is NumPy's 179-191 us. Where the thread count is 2 the win needs the kernels' workers
-# awake: with a passive OpenMP runtime (the workers sleep right after a region) the
-# kernel took 192-205 us at 1M, no better than NumPy, because waking a sleeping thread on
-# this machine costs tens of microseconds; Note [A short spin] (_inductor/openmp.py) keeps
-# them spinning for about 0.1 ms after a region instead.
+# build flags forbid contraction; an elementwise op has nothing to reassociate, and how
+# the elements are split over threads only decides which thread computes each), so the
+# result equals NumPy's bit for bit at any thread count and size (tests/test_threaded.py),
+# and eager, compiled and fallback results keep agreeing. Two things differ from the
+# ufunc: no RuntimeWarning on overflow (PyTorch gives none either), and which payload
+# survives when both operands are NaNs.
+# The threads. Not OpenMP's: a parallel region ends in a barrier where the caller waits
+# for every worker of the team, scheduled or not. On the shared machine a worker often is
+# not (the other core runs another process): with the kernels' OpenMP runtime spinning
+# briefly after each region (Note [A short spin], _inductor/openmp.py) the 1M-element add
+# at 2 threads took 73 us in some minutes and 690-790 us in others (load 2.3-3.7: the
+# caller spins out its count, then sleeps, and only then does the worker get its core);
+# fully passive (workers sleep at once) it took 192-205 us even on a quiet machine,
+# where NumPy takes 180, since waking a sleeping thread costs tens of microseconds here.
+# (PyTorch's runtime, spinning 300000 loops, took 67-77 us at load 2.7-2.9 and then
+# 8.0-12.0 ms per call at load 1.9-2.4 a few minutes later.) So the kernel keeps its own small pool (Note [A pool that never
+# waits for a sleeping worker], in _SOURCE): the caller and the workers claim chunks of
+# 16K elements one at a time, a worker spins 20 us for the next job before it sleeps,
+# and the caller waits only for chunks a worker has claimed, so a worker that is not
+# running costs the caller nothing but the claims: it computes the whole op itself.
+# Measured (2 threads fixed, medians of 300 calls, wall, us, float32; each version in its
+# own process, taking turns in the same minutes):
+#   quiet (load 0.0-0.3), np.add(a, b) against the OpenMP version of this kernel (with
+#   Note [A short spin]) in one process:
+#       elements   64K    128K   256K   1M
+#       NumPy      10-11  20-21  46-47  179-181
+#       kernel     10-11  17     34     93-95
+#   eager `x + y` at 1000x1000, load 4.3-5.2: before (NumPy) 208-331, this pool 289-887
+#   (its worker spinning 0.1 ms or 20 us: no clear difference), the OpenMP version
+#   1150-2520, PyTorch 16 ms.
+# LARGE = 128K is the first size measured to win on a quiet machine. Under load the
+# adaptive policy runs one thread (then NumPy computes); fixed at 2 threads there, the
+# pool costs up to 2x NumPy's time (its worker's wake-ups and spin take the core from the
+# caller), where OpenMP's barrier cost 5-10x and PyTorch's spinning runtime 50x or more.
 # Why C and not a Python pool over the ufunc (ufuncs release the GIL): waking a Python
 # thread costs about 50 us here, so splitting the 1000x1000 add over a ThreadPoolExecutor
 # took 150-207 us against 164-178 us unsplit on a quiet machine, and was slower at every
@@ -63,27 +78,168 @@ from .._threads import get_num_threads
 LARGE = 1 << 17           # elements; Note [Large elementwise ops on numtorch's threads]
 
 _SOURCE = r"""
+#define _GNU_SOURCE
 #include <stddef.h>
-/* out[i] = a[i] OP b[i]; a 0-d operand is read once (AS/BS: its stride, 0 or 1). No
-   restrict on out: in-place ops pass out == a, which the simd loop handles (same index). */
-#define NT_BINARY(NAME, T, OP, AS, BS)                                                    \
-void NAME(T *out, const T *a, const T *b, ptrdiff_t n, int threads) {                   \
-    _Pragma("omp parallel for simd schedule(static) num_threads(threads)")              \
-    for (ptrdiff_t i = 0; i < n; i++) out[i] = a[i * AS] OP b[i * BS];                   \
+#include <stdint.h>
+#include <stdatomic.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+/* Note [A pool that never waits for a sleeping worker]
+   A job is published as a number in `state` (with its next unclaimed chunk) and in
+   `published` (the futex sleeping workers wait on). The caller and the workers awake claim
+   chunks of CHUNK elements by compare-and-swap on `state`; a worker reads the job's fields
+   before its claim and uses them only if the claim succeeds, which proves the job was
+   still that one (job numbers only grow). The caller returns once `done` counts every
+   chunk: it waits only for chunks a worker claimed, so a worker that is not scheduled
+   claims nothing and costs nothing. One job at a time (`busy`); another caller meanwhile
+   computes alone. A forked child starts its own workers. Workers spin SPIN_NS for the
+   next job, then sleep on the futex; the caller wakes sleepers only if there are some. */
+#define CHUNK 16384
+#define MAX_WORKERS 63
+#define SPIN_NS 20000            /* a worker spins this long for the next job, then sleeps */
+
+#define NT_LOOP(T, OP, AS, BS)                                                          \
+    { T *o = out; const T *x = a, *y = b;                                               \
+      _Pragma("omp simd")                                                               \
+      for (ptrdiff_t i = lo; i < hi; i++) o[i] = x[i * AS] OP y[i * BS]; }
+#define NT_FORMS(K, T, OP) \
+    case K: NT_LOOP(T, OP, 1, 1) break; case K + 1: NT_LOOP(T, OP, 1, 0) break; \
+    case K + 2: NT_LOOP(T, OP, 0, 1) break;
+
+/* kind = 12 * dtype (0 float32, 1 float64) + 3 * op (add, sub, mul, div) + form (vv, vs, sv) */
+static void compute(int kind, void *out, const void *a, const void *b, ptrdiff_t lo, ptrdiff_t hi) {
+    switch (kind) {
+        NT_FORMS(0, float, +) NT_FORMS(3, float, -) NT_FORMS(6, float, *) NT_FORMS(9, float, /)
+        NT_FORMS(12, double, +) NT_FORMS(15, double, -) NT_FORMS(18, double, *)
+        NT_FORMS(21, double, /)
+    }
 }
-#define NT_FORMS(OPNAME, OP, T, TN)                                                       \
-    NT_BINARY(nt_##OPNAME##_##TN##_vv, T, OP, 1, 1)                                   \
-    NT_BINARY(nt_##OPNAME##_##TN##_vs, T, OP, 1, 0)                                       \
-    NT_BINARY(nt_##OPNAME##_##TN##_sv, T, OP, 0, 1)
-#define NT_OPS(T, TN) NT_FORMS(add, +, T, TN) NT_FORMS(sub, -, T, TN)                     \
-                      NT_FORMS(mul, *, T, TN) NT_FORMS(div, /, T, TN)
-NT_OPS(float, f32)
-NT_OPS(double, f64)
+
+static _Atomic uint64_t state;           /* (job number << 32) | next chunk to claim */
+static _Atomic uint32_t published;       /* the job number, the futex sleeping workers wait on */
+static _Atomic uint32_t done;            /* chunks finished of the current job */
+static _Atomic int sleepers;
+static _Atomic int job_kind, job_workers;
+static _Atomic uintptr_t job_out, job_a, job_b;
+static _Atomic ptrdiff_t job_n;
+static int started;                      /* workers started (by the caller holding busy) */
+static pid_t owner;                      /* the process that started them */
+static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Claim and compute chunks of the job numbered `job` while any are left; the job's fields
+   are read before each claim and used only if the claim succeeds, i.e. if the job was
+   still that one, with that chunk unclaimed, after they were read. */
+static void work(uint32_t job) {
+    for (;;) {
+        uint64_t s = atomic_load(&state);
+        if ((uint32_t)(s >> 32) != job) return;
+        int kind = atomic_load_explicit(&job_kind, memory_order_relaxed);
+        void *out = (void *)atomic_load_explicit(&job_out, memory_order_relaxed);
+        const void *a = (const void *)atomic_load_explicit(&job_a, memory_order_relaxed);
+        const void *b = (const void *)atomic_load_explicit(&job_b, memory_order_relaxed);
+        ptrdiff_t n = atomic_load_explicit(&job_n, memory_order_relaxed);
+        ptrdiff_t lo = (ptrdiff_t)(uint32_t)s * CHUNK;
+        if (lo >= n) return;
+        if (!atomic_compare_exchange_weak(&state, &s, s + 1)) continue;
+        compute(kind, out, a, b, lo, lo + CHUNK < n ? lo + CHUNK : n);
+        atomic_fetch_add(&done, 1);
+    }
+}
+
+static void *worker(void *arg) {
+    int index = (int)(intptr_t)arg;
+    sigset_t all;                        /* signals are the interpreter's threads' to take */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    uint32_t seen = atomic_load(&published);
+    for (;;) {
+        uint64_t until = now_ns() + SPIN_NS;
+        uint32_t job;
+        for (int k = 0; (job = atomic_load(&published)) == seen; k++) {
+            if ((k & 255) == 255 && now_ns() > until) {
+                atomic_fetch_add(&sleepers, 1);
+                if (atomic_load(&published) == seen)
+                    syscall(SYS_futex, &published, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+                atomic_fetch_sub(&sleepers, 1);
+                until = now_ns() + SPIN_NS;
+            }
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
+        seen = job;
+        if (index < atomic_load(&job_workers)) work(job);
+    }
+    return NULL;
+}
+
+/* out[i] = a[i] op b[i] for i < n on up to `threads` threads (the caller and threads - 1
+   workers); serially when the pool is in use by another caller. */
+void nt_binary(int kind, void *out, const void *a, const void *b, ptrdiff_t n, int threads) {
+    ptrdiff_t chunks = (n + CHUNK - 1) / CHUNK;
+    if (threads > MAX_WORKERS + 1) threads = MAX_WORKERS + 1;
+    if (threads < 2 || chunks < 2 || chunks > 0x7fffffff || pthread_mutex_trylock(&busy) != 0) {
+        compute(kind, out, a, b, 0, n);
+        return;
+    }
+    if (owner != getpid()) {             /* a forked child has none of its parent's workers */
+        owner = getpid();
+        started = 0;
+    }
+    while (started < threads - 1) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&t, &attr, worker, (void *)(intptr_t)started);
+        pthread_attr_destroy(&attr);
+        if (failed) break;
+        started++;
+    }
+    atomic_store_explicit(&job_kind, kind, memory_order_relaxed);
+    atomic_store_explicit(&job_out, (uintptr_t)out, memory_order_relaxed);
+    atomic_store_explicit(&job_a, (uintptr_t)a, memory_order_relaxed);
+    atomic_store_explicit(&job_b, (uintptr_t)b, memory_order_relaxed);
+    atomic_store_explicit(&job_n, n, memory_order_relaxed);
+    atomic_store(&job_workers, threads - 1);
+    atomic_store(&done, 0);
+    uint32_t job = atomic_load(&published) + 1;
+    atomic_store(&state, (uint64_t)job << 32);
+    atomic_store(&published, job);
+    if (atomic_load(&sleepers) > 0)
+        syscall(SYS_futex, &published, FUTEX_WAKE_PRIVATE, MAX_WORKERS, NULL, NULL, 0);
+    work(job);
+    /* every chunk is claimed: wait for those a worker claimed and is computing */
+    for (int k = 0; atomic_load(&done) < (uint32_t)chunks; k++) {
+        if (k > 4096) sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+        else __builtin_ia32_pause();
+#endif
+    }
+    pthread_mutex_unlock(&busy);
+}
 """
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
-_NAMES = {E.add: "add", E.sub: "sub", E.mul: "mul", E.div: "div"}
-_kernels: dict = {}      # (prim, dtype, form) -> ctypes function; {} until loaded
+_FORMS = ("vv", "vs", "sv")
+# (prim, dtype, form) -> the kernel's `kind` (see compute() in _SOURCE)
+_KINDS = {(prim, dt, form): 12 * i + 3 * j + k
+          for i, dt in enumerate((_F32, _F64))
+          for j, prim in enumerate((E.add, E.sub, E.mul, E.div))
+          for k, form in enumerate(_FORMS)}
+_run = []                # [nt_binary] once loaded
 _unavailable = []        # holds True once loading failed (no compiler, build error)
 _from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
 
@@ -94,20 +250,17 @@ def _load():
     if lib is None:
         _unavailable.append(True)
         return
-    for prim, name in _NAMES.items():
-        for dtype, tn in ((_F32, "f32"), (_F64, "f64")):
-            for form in ("vv", "vs", "sv"):
-                fn = getattr(lib, f"nt_{name}_{tn}_{form}")
-                fn.restype = None
-                fn.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_ssize_t, ctypes.c_int)
-                _kernels[(prim, dtype, form)] = fn
+    fn = lib.nt_binary
+    fn.restype = None
+    fn.argtypes = (ctypes.c_int,) + (ctypes.c_void_p,) * 3 + (ctypes.c_ssize_t, ctypes.c_int)
+    _run.append(fn)
 
 
 def available() -> bool:
     """Whether the threaded kernels can run here (loads them on first call)."""
-    if not _kernels and not _unavailable:
+    if not _run and not _unavailable:
         _load()
-    return bool(_kernels)
+    return bool(_run)
 
 
 def _address(x):
@@ -116,10 +269,10 @@ def _address(x):
 
 
 def _kernel(prim, a, b):
-    """(kernel, form, threads) for ``prim(a, b)`` on numtorch's threads, or None where
-    NumPy computes."""
+    """(kind, form, threads) of the kernel for ``prim(a, b)`` on numtorch's threads, or
+    None where NumPy computes."""
     dt = a.dtype
-    if prim not in _NAMES or (dt is not _F32 and dt is not _F64) or b.dtype is not dt:
+    if (dt is not _F32 and dt is not _F64) or b.dtype is not dt:
         return None
     if a.shape == b.shape:
         if not (a.flags.c_contiguous and b.flags.c_contiguous):
@@ -131,10 +284,13 @@ def _kernel(prim, a, b):
         form = "sv"
     else:
         return None
+    kind = _KINDS.get((prim, dt, form))
+    if kind is None:
+        return None
     threads = get_num_threads()
     if threads < 2 or _unavailable or not available():
         return None
-    return _kernels[(prim, dt, form)], form, threads
+    return kind, form, threads
 
 
 def binary(prim, a, b):
@@ -144,9 +300,9 @@ def binary(prim, a, b):
     k = _kernel(prim, a, b)
     if k is None:
         return prim.impl(a, b)
-    fn, form, threads = k
+    kind, form, threads = k
     out = np.empty(b.shape if form == "sv" else a.shape, a.dtype)
-    fn(_addressof(_from_buffer(out)), _address(a), _address(b), out.size, threads)
+    _run[0](kind, _addressof(_from_buffer(out)), _address(a), _address(b), out.size, threads)
     return out
 
 
@@ -159,6 +315,6 @@ def binary_(prim, d, o):
         pd, po = _addressof(_from_buffer(d)), _address(o)
         # o is d itself or lies apart from it (else NumPy, which copies what overlaps)
         if (pd == po and o.shape == d.shape) or not (pd < po + o.nbytes and po < pd + d.nbytes):
-            k[0](pd, pd, po, d.size, k[2])
+            _run[0](k[0], pd, pd, po, d.size, k[2])
             return d
     return prim.ufunc(d, o, out=d)
