@@ -18,6 +18,7 @@ from .._ops import reduce as R
 from .._ops import shape as S
 from .._ops.index import gather
 from . import _reduction as _Red
+from ._fused_cross_entropy import fused_cross_entropy
 from .._ops._backward_names import backward_name
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -242,6 +243,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if reduction == "mean" and weight is None and label_smoothing == 0:
+        out = fused_cross_entropy(input, target, ignore_index, _check_bounds)
+        if out is not None:   # Note [One node for cross entropy]
+            return out
     class_dim = 0 if input.ndim == 1 else 1
     C = input.shape[class_dim]
     logp = R.log_softmax(input, class_dim)
