@@ -353,13 +353,28 @@ def autograd_bind(prim, args, params):
 # without its grad_fn, and `own_out` says so. Under create_graph, where the rule's use of
 # the output must be differentiated, the engine hands the rule a fresh tensor with the
 # node as grad_fn (`_live_output`, PyTorch's unpack): the new nodes keep that tensor, it
-# keeps the node, and nothing keeps them back. Nodes with several outputs or a custom
+# keeps the node, and nothing keeps them back. A rule that never reads its output's value
+# (no "out" in its `vjp_needs`: add, mul, dot_general, select) gets the kept value as it
+# is, whose shape is all it may read. Nodes with several outputs or a custom
 # context (autograd.Function, AOT regions), and the nodes of func.grad (which keep
 # lower-level tensors), keep `out` as it is.
 
 def _value_of(out):
     """A Tensor with ``out``'s payload and version counter, without its autograd links."""
     return wrap_sharing(out._data, out._version_counter)
+
+
+def _reads_out(prim):
+    """Whether ``prim``'s vjp rule may compute with its output (Note [What backward reads]);
+    a rule that reads only its shape gets the kept value, which has that shape."""
+    needs = prim.vjp_needs
+    reads = needs is None or prim.vjp_context is not None or any(
+        isinstance(e, str) for n in needs for e in n)
+    _READS_OUT[prim] = reads
+    return reads
+
+
+_READS_OUT: dict = {}   # prim -> _reads_out(prim)
 
 
 def _live_output(node, value):
@@ -599,7 +614,9 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
             in_cts = prim.vjp(tuple([b if b is not None else _zeros_like(o)
                                      for b, o in zip(buf, node.out)]),
                               node.out, *saved, **node.params)
-        elif create_graph and node.own_out:   # Note [A node keeps its output's value, ...]
+        elif create_graph and node.own_out and (
+                _READS_OUT.get(prim) if prim in _READS_OUT else _reads_out(prim)):
+            # Note [A node keeps its output's value, not the output]
             in_cts = prim.vjp(buf[0], _live_output(node, node.out), *saved, **node.params)
         else:
             in_cts = prim.vjp(buf[0], node.out, *saved, **node.params)
