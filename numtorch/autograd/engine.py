@@ -116,8 +116,11 @@ class Node:
                     d = out._data
                     if d.__class__ is not ndarray or d.nbytes >= _STAND_IN_BYTES:
                         out = stand_in(out)
-        self.checked = checked
-        self.versions = list(map(_version_of, checked))
+        if checked:
+            self.checked = checked
+            self.versions = list(map(_version_of, checked))
+        else:   # most nodes: nothing to version-check; one shared empty list, never written
+            self.checked = self.versions = _NOTHING_CHECKED
         self.saved = saved
         self.out = out
         self.next_edges = next_edges
@@ -228,6 +231,7 @@ def _plan(prim, edges, n_outs, key):
 
 
 _PLANS: dict = {}   # prim -> {pattern of inputs without gradient: plan}
+_NOTHING_CHECKED: list = []   # the checked values and versions of a node that reads none
 _version_of = operator.attrgetter("_version_counter.value")
 
 

@@ -94,7 +94,7 @@ def bilinear(input1, input2, weight, bias=None):
 
 def relu(input, inplace=False):
     """Applies the rectified linear unit ``max(0, x)`` elementwise (NaN propagates)."""
-    return _apply(input, M.relu, inplace, "relu_")
+    return _apply(input, M.relu, inplace, "relu_") if inplace else M.relu(input)
 
 
 def relu_(input):
