@@ -235,3 +235,16 @@ def test_a_forked_child_computes_the_same():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[-1] == "0"
+
+
+@needs_kernel
+def test_back_to_back_jobs_of_different_sizes(two_threads):
+    """Consecutive jobs from one caller, a short one after a long one and back, with the
+    workers awake: a worker late from one job must not claim a chunk of the next (Note
+    [Retiring a job] in _threaded._SOURCE): every result equals NumPy's bits."""
+    sizes = (LARGE * 8 + 5, LARGE + 3, LARGE * 3 + 1, LARGE + 1)
+    pairs = [_arrays(n, np.float32, seed) for seed, n in enumerate(sizes)]
+    refs = [a - b for a, b in pairs]
+    for _ in range(50):
+        for (a, b), ref in zip(pairs, refs):
+            _same_bits(_threaded.binary(E.sub, a, b), ref)

@@ -145,11 +145,11 @@ static void work(uint32_t job) {
     for (;;) {
         uint64_t s = atomic_load(&state);
         if ((uint32_t)(s >> 32) != job) return;
-        int kind = atomic_load_explicit(&job_kind, memory_order_relaxed);
-        void *out = (void *)atomic_load_explicit(&job_out, memory_order_relaxed);
-        const void *a = (const void *)atomic_load_explicit(&job_a, memory_order_relaxed);
-        const void *b = (const void *)atomic_load_explicit(&job_b, memory_order_relaxed);
-        ptrdiff_t n = atomic_load_explicit(&job_n, memory_order_relaxed);
+        int kind = atomic_load(&job_kind);          /* acquire: Note [Retiring a job] */
+        void *out = (void *)atomic_load(&job_out);
+        const void *a = (const void *)atomic_load(&job_a);
+        const void *b = (const void *)atomic_load(&job_b);
+        ptrdiff_t n = atomic_load(&job_n);
         ptrdiff_t lo = (ptrdiff_t)(uint32_t)s * CHUNK;
         if (lo >= n) return;
         if (!atomic_compare_exchange_weak(&state, &s, s + 1)) continue;
@@ -208,14 +208,24 @@ void nt_binary(int kind, void *out, const void *a, const void *b, ptrdiff_t n, i
         if (failed) break;
         started++;
     }
-    atomic_store_explicit(&job_kind, kind, memory_order_relaxed);
-    atomic_store_explicit(&job_out, (uintptr_t)out, memory_order_relaxed);
-    atomic_store_explicit(&job_a, (uintptr_t)a, memory_order_relaxed);
-    atomic_store_explicit(&job_b, (uintptr_t)b, memory_order_relaxed);
-    atomic_store_explicit(&job_n, n, memory_order_relaxed);
+    /* Note [Retiring a job]: a worker still inside work() for the previous job may have
+       loaded `state` before its last chunk was claimed and be about to read the fields;
+       if it read this job's fields and then found `state` unchanged, its claim would
+       succeed and compute a chunk with a mix of the two jobs' pointers (writing past the
+       old output) and count it in this job's `done`. So `state` moves to a value no claim
+       can match (the new job number, no chunk left) before any field changes, and the
+       fields are written and read with sequentially consistent (release/acquire) order:
+       a worker that sees a new field value then sees the retired `state`, and its CAS
+       fails. Only then is the job published with chunk 0 claimable. */
+    uint32_t job = atomic_load(&published) + 1;
+    atomic_store(&state, ((uint64_t)job << 32) | 0xffffffffu);
+    atomic_store(&job_kind, kind);
+    atomic_store(&job_out, (uintptr_t)out);
+    atomic_store(&job_a, (uintptr_t)a);
+    atomic_store(&job_b, (uintptr_t)b);
+    atomic_store(&job_n, n);
     atomic_store(&job_workers, threads - 1);
     atomic_store(&done, 0);
-    uint32_t job = atomic_load(&published) + 1;
     atomic_store(&state, (uint64_t)job << 32);
     atomic_store(&published, job);
     if (atomic_load(&sleepers) > 0)
