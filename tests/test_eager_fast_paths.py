@@ -359,3 +359,25 @@ def test_broadcasting_node_hooks_see_input_shapes():
     out.sum().backward()
     assert seen == [[(4, 3), (3,)]]
     _same(bias.grad, np.full(3, 4, np.float32))
+
+
+@pytest.mark.parametrize("lib_name", ["numtorch", "torch"])
+def test_inplace_write_to_a_broadcast_operand_is_caught(lib_name):
+    """A broadcast operand a node saves is a view of the operand: writing the operand in
+    place afterwards makes backward raise, in PyTorch's words, whether the op took the
+    one-node path (`a * 2 + b`, whose saved broadcast of b is reused op after op, Note
+    [Saved numbers]) or the strict path (`(a + b) * b`, where mul reads b)."""
+    lib = torch if lib_name == "numtorch" else pytest.importorskip("torch")
+    b = lib.nn.Parameter(lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64))
+    a = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+    y1, y2 = a * 2 + b, a * 3 + b
+    (y1.sum() + y2.sum()).backward()
+    np.testing.assert_array_equal(b.grad.numpy(), [4.0, 4.0, 4.0])
+    y3 = (a + b) * b
+    y4 = (a * b).sum()
+    with lib.no_grad():
+        b.add_(1)
+    np.testing.assert_array_equal((a * 1 + b).detach().numpy(), [[3.0, 4.0, 5.0]] * 2)
+    for y in (y3.sum(), y4):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()

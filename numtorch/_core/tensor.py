@@ -401,6 +401,7 @@ class Tensor:
         if self.__class__ is not Tensor:
             new.__class__ = self.__class__
             new.__dict__.update(self.__dict__)
+        new.__dict__.pop("_broadcast_view", None)   # a view of self's array (_ops/_common.py)
         memo[id(self)] = new
         return new
 

@@ -211,10 +211,15 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
     d = x._data
     if d.__class__ is ndarray and not x._requires_grad and not STACK:
         # What `bind` would do for a constant (a Python number's tensor): evaluate, unrecorded.
-        return wrap(S.broadcast_in_dim.impl(d, shape=shape, broadcast_dimensions=dims))
+        # The result is a view of x's memory and shares x's version counter, so a node that
+        # saves it sees a later in-place write to x (PyTorch's error), as the view it is.
+        return wrap_sharing(S.broadcast_in_dim.impl(d, shape=shape, broadcast_dimensions=dims),
+                            x._version_counter)
     out = bind(S.broadcast_in_dim, x, shape=shape, broadcast_dimensions=dims)
-    if STACK and "_from_number" in x.__dict__ and out._data.__class__ is ndarray:
-        out.__dict__["_from_number"] = True   # a number broadcast (evaluated): still a literal
+    if out._data.__class__ is ndarray:
+        out._version_counter = x._version_counter   # a view of x's memory, as above
+        if STACK and "_from_number" in x.__dict__:
+            out.__dict__["_from_number"] = True   # a number broadcast (evaluated): still a literal
     return out
 
 
@@ -403,8 +408,12 @@ def _broadcast_operand(t, x, s, shape, edge, i, sum_to):
     """(the strict operand a node saves for tensor ``t`` broadcast to ``shape``, sum_to
     updated)."""
     params = _broadcast_params(s, shape)
-    # a view sharing t's counter: writes to t are caught
-    v = wrap_sharing(S.broadcast_in_dim.impl(x, **params), t._version_counter)
+    cached = t.__dict__.get("_broadcast_view")   # Note [Saved numbers]: a bias, op after op
+    if cached is not None and cached[0] is x and cached[1] is params:
+        v = cached[2]
+    else:   # a view sharing t's counter: writes to t are caught
+        v = wrap_sharing(S.broadcast_in_dim.impl(x, **params), t._version_counter)
+        t.__dict__["_broadcast_view"] = (x, params, v)
     if edge is not None:
         if sum_to is None:
             sum_to = [None, None]
@@ -420,7 +429,10 @@ def _broadcast_operand(t, x, s, shape, edge, i, sum_to):
 # and shared by the nodes that save them (ReLU's zero too, and the zero of its cotangent,
 # `_select_ct` in _prims/elementwise.py). NaN and the zeros of floating
 # types are not shared: NaN != NaN, and -0.0 == 0.0, so a key could not find them or tell
-# them apart.
+# them apart. A tensor broadcast in a recorded op (a layer's bias, `x @ W.T + b` in every
+# step) keeps its last broadcast view (`_broadcast_operand`), reused while the tensor holds
+# the same array and the broadcast has the same params: a view of the same memory with the
+# same version counter, so a write to the bias is still seen and still caught.
 
 def number_operand(n, x, shape):
     """The strict operand a node saves for the number ``n`` (its 0-d array ``x``) broadcast
