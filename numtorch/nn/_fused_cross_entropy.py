@@ -6,9 +6,10 @@ it must compute exactly what the composed path computes, and nothing else.
 Note [One node for cross entropy]
 ``F.cross_entropy(logits, target)`` is composed of numtorch ops (log_softmax through
 logsumexp, then nll_loss's gather and mean): about 15 ops and 14 recorded nodes, whose
-Python overhead costs more than the NumPy work on an (N, C) batch (an MLP's training step
-spent about 300 us on it against PyTorch's 77 us at 128 x 10). PyTorch runs it as two
-kernels with one backward each. In eager mode, for the everyday case (2-D floating logits,
+Python overhead costs more than the NumPy work on an (N, C) batch: forward and backward
+took 370 us of CPU at 128 x 10 float32, against PyTorch's 77-83 us, about 7% of an MLP's
+SGD step (one thread, load 5); one node takes 178 us. PyTorch runs it as two kernels
+with one backward each. In eager mode, for the everyday case (2-D floating logits,
 int64 class indices, no class weights, no label smoothing, reduction 'mean', no target
 equal to ``ignore_index``), the forward runs here as the same primitive impls the composed
 ops call, in the same order, so the loss has the same bits, and records one node
