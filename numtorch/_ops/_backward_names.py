@@ -25,13 +25,15 @@ def backward_name(name):
     """Decorate an op so its output's ``grad_fn`` prints as ``name``; ``name`` may be a
     function of the op's arguments (PyTorch numbers overloads: ``MeanBackward0`` for
     ``mean()``, ``MeanBackward1`` for ``mean(dim)``) returning None to leave the name."""
+    fixed = isinstance(name, str)
+
     def decorate(fn):
         @functools.wraps(fn)
         def op(*args, **kwargs):
             out = fn(*args, **kwargs)
             node = getattr(out, "grad_fn", None)
             if node is not None and (not args or getattr(args[0], "grad_fn", None) is not node):
-                label = name if isinstance(name, str) else name(*args, **kwargs)
+                label = name if fixed else name(*args, **kwargs)
                 if label is not None:   # the outermost op runs last, so its name wins
                     if node.metadata is None:
                         node.metadata = {"name": label}
