@@ -56,13 +56,23 @@ from .._threads import get_num_threads
 #       elements   64K    128K   256K   1M
 #       NumPy      10-11  20-21  46-47  179-181
 #       kernel     10-11  17     34     93-95
-#   eager `x + y` at 1000x1000, load 4.3-5.2: before (NumPy) 208-331, this pool 289-887
-#   (its worker spinning 0.1 ms or 20 us: no clear difference), the OpenMP version
-#   1150-2520, PyTorch 16 ms.
-# LARGE = 128K is the first size measured to win on a quiet machine. Under load the
-# adaptive policy runs one thread (then NumPy computes); fixed at 2 threads there, the
-# pool costs up to 2x NumPy's time (its worker's wake-ups and spin take the core from the
-# caller), where OpenMP's barrier cost 5-10x and PyTorch's spinning runtime 50x or more.
+#   eager `x + y` at 1000x1000:
+#       load      before (NumPy)  this pool  OpenMP version  PyTorch
+#       1.4-1.7   158-160         186-222    74 or 695       8.0 ms
+#       4.3-5.2   208-331         289-887    1150-2520       16 ms
+#       8.1-8.3   159-181         197-215    -               -
+#   (the pool's worker spinning 0.1 ms or 20 us: no clear difference). The kernel alone
+#   at load 1.3-1.5 (1M float32, NumPy 154-188 beside it) is bimodal: 80 us in a run
+#   where the worker stayed awake between jobs (woken for 2 of 300), 193-205 us in runs
+#   where it slept before almost every job and, woken, shared the caller's core (the
+#   process's CPU time then equals its wall time). (A variant waking the worker after
+#   each job instead of before: 83-96 us, or 241 us when the worker never ran.) The pool's figure on a
+#   quiet machine was not measured: no quiet minute came after it was written.
+# So with another process on the second core the pool costs up to 1.4x NumPy's time at
+# 2 threads (2x at load 5), where OpenMP's barrier cost up to 10x and PyTorch's spinning
+# runtime 50x; the adaptive policy runs one thread under real load (then NumPy
+# computes). LARGE = 128K is the first size measured to win on a quiet machine (with the
+# OpenMP version).
 # Why C and not a Python pool over the ufunc (ufuncs release the GIL): waking a Python
 # thread costs about 50 us here, so splitting the 1000x1000 add over a ThreadPoolExecutor
 # took 150-207 us against 164-178 us unsplit on a quiet machine, and was slower at every
