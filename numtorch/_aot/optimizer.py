@@ -162,9 +162,12 @@ class CompiledStep:
         def run(*tensors):
             outs = tuple(compiled(*tensors))
             for i, o in zip(written, outs[n_new:]):
-                # the write of eager's in-place update (inplace.py): same memory, new version
+                # the write of eager's in-place update (inplace.py): same memory, new version;
+                # a backend that computed the value in the input's own memory (Note
+                # [Donated inputs], _inductor/runner.py) left nothing to copy
                 t = tensors[i]
-                np.copyto(t._data, o._data)
+                if o._data is not t._data:
+                    np.copyto(t._data, o._data)
                 t._version_counter.value += 1
             return outs[:n_new]
         run.compiled = compiled
@@ -181,7 +184,10 @@ class CompiledStep:
 # final value of every written input becomes an extra output, which `run` copies into
 # the input's memory (one `np.copyto` per written tensor, as eager's in-place op ends).
 # The graph is then pure, and the inductor fuses the update of all parameters into one
-# kernel (its horizontal fusion).
+# kernel (its horizontal fusion). Each written input is marked donated to its final value
+# (`Graph.donated`): where the inductor can prove it safe it computes that value in the
+# input's own memory (Note [Donated inputs], _inductor/runner.py), and `run` finds the
+# output is the tensor's array and copies nothing (plain SGD over the MLP: the parameters).
 
 
 def _discharge_writes(graph):
@@ -209,8 +215,11 @@ def _discharge_writes(graph):
         root[id(n.outs[0])] = r
     written = tuple(sorted(final))
     outputs = [subst.get(id(o), o) for o in graph.outputs] + [final[i] for i in written]
-    return Graph(list(graph.inputs), nodes, outputs, list(graph.consts),
-                 name=graph.name).check(), written
+    pure = Graph(list(graph.inputs), nodes, outputs, list(graph.consts), name=graph.name).check()
+    # each written input's old value is dead once its final value is computed: a backend
+    # may compute that value in the input's memory and skip the copy (Note [Donated inputs])
+    pure.donated = {len(graph.outputs) + k: i for k, i in enumerate(written)}
+    return pure, written
 
 
 def _signature(opt):

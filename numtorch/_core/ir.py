@@ -138,6 +138,10 @@ class Graph:
         self._compiled = None    # a backend's callable on arrays (see the class docstring)
         self._closed = None      # cache of closed()
         self.cache = {}          # transformed graphs (jvp, vjp, batch) and the runner
+        # {output position: input position}: outputs a backend may compute in that input's
+        # memory, whose old value the caller no longer needs (Note [Donated inputs],
+        # _inductor/runner.py); a backend may ignore it
+        self.donated = {}
 
     # -- symbolic sizes -----------------------------------------------------------------
     @property
