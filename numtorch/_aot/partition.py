@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.ir import Graph, Var
+from .._core.ir import Graph, Node, Var
 from .._core.passes import cse, dce
 from .maxflow import INF, min_cut
 
@@ -39,13 +39,22 @@ from .maxflow import INF, min_cut
 # is not built), externs and regions are banned from recomputation.
 # Saving a primal input costs 0 bytes: the autograd node keeps its inputs alive anyway
 # (as eager autograd does), so recomputing from an input is free in memory.
+# Ties: among the cuts saving the fewest bytes, the one whose saved values are fewest
+# forward steps from what the backward reads (summed) wins, so the backward recomputes
+# least (each capacity is bytes times a scale larger than any sum of steps, plus the
+# steps; functorch weighs its capacities by the distance to the backward too). Saving
+# the relu's output instead of the product before the bias add costs the same bytes and
+# leaves nothing to recompute (Note [Masks read from the output]).
 # Measured on the MLP 784-512-256-10 with batch 128, float32, cross-entropy loss (the
 # issue's workload; tests/aot/test_partition.py pins it): saving every forward value the
 # backward reads (`recompute=False`) keeps 11 values, 1,033,220 bytes (relu masks and
 # outputs, transposed weights, softmax pieces); the min cut keeps 5 values, 398,852 bytes
-# (39%): the two matmul outputs before their bias adds (262,144 + 131,072), the logits
-# (5,120), the softmax's row sums (512) and the loss's normaliser (4). The bias adds,
-# relus, masks, transposes and exp are recomputed in the backward, fused into its kernels.
+# (39%): the two relus' outputs (262,144 + 131,072; Note [Masks read from the output]),
+# the softmax's exp (5,120), the reciprocal of its row sums (512) and the loss's
+# normaliser (4). The masks (from the relus' outputs), transposes and broadcasts are
+# recomputed in the backward, fused into its kernels. (Before the mask rewrite and the
+# tie-break below, the same bytes were the products before their bias adds, and the
+# backward recomputed the bias adds and the relus from them.)
 # The same MLP as nn.Sequential captured from `compile(step)` (its Linear layers contract
 # without a transpose node) saves 9 values, 498,692 bytes, when saving everything, and the
 # same 5 values, 398,852 bytes (80%), with the min cut.
@@ -93,7 +102,51 @@ def joint_graph(graph, needs_grad):
     examples = [wrap(MetaArray(v.shape, v.dtype)) for v in graph.inputs]
     examples += [wrap(MetaArray(graph.outputs[j].shape, graph.outputs[j].dtype)) for j in diff]
     joint_g = make_graph(joint, name=f"{graph.name}_joint")(*examples)
-    return dce(cse(joint_g))
+    return dce(masks_from_outputs(cse(joint_g)))
+
+
+# Note [Masks read from the output]
+# relu is `select(le(x, 0), 0, x)`, and its VJP `select(le(x, 0), 0, g)` reads the mask
+# `le(x, 0)`, a function of the relu's input. The backward also needs the relu's output
+# (the next layer's weight gradient is a product with it), so with the mask read from x the
+# min cut saved x (the product before the bias add) and the backward recomputed the bias
+# add, the relu and the mask from it: on the MLP step, two extra stored 128x512 and
+# 128x256 arrays and their reads in the backward's kernels. For `y = select(m, c, x)` with
+# `m = le(x, c)` (or `ge`), `le(y, c)` is `m` element for element: where x <= c, y = c and
+# c <= c; elsewhere (x > c, or x or c NaN) y = x and the comparison is false again; ±0
+# compare equal. So every later reader of `m` reads `le(y, c)` instead, computed from the
+# output; the forward still computes `m` for the select itself, and the backward needs
+# only y, which it saves (and which the tie-break of the cut prefers, Note [Min-cut
+# partition]). PyTorch's relu backward (threshold_backward) reads the output the same way.
+_MASKS = frozenset({"le", "ge"})
+
+
+def masks_from_outputs(joint):
+    """``joint`` with every reader of a clamp's mask after the clamp reading the mask
+    recomputed from the clamp's output (Note [Masks read from the output])."""
+    producer = {id(o): n for n in joint.nodes for o in n.outs}
+    clamps = {}                 # id(select node) -> its mask's producer
+    for n in joint.nodes:
+        if n.prim.name == "select" and len(n.ins) == 3:
+            m, c, x = n.ins
+            p = producer.get(id(m))
+            if p is not None and p.prim.name in _MASKS and p.ins[0] is x and p.ins[1] is c:
+                clamps[id(n)] = p
+    if not clamps:
+        return joint
+    nodes, after = [], {}       # after: id(mask) -> the mask read from the output
+    for n in joint.nodes:
+        if any(id(v) in after for v in n.ins):
+            n = Node(n.prim, [after.get(id(v), v) for v in n.ins], n.params, n.outs, n.where)
+        nodes.append(n)
+        p = clamps.get(id(n))
+        if p is not None:
+            m = p.outs[0]
+            again = Var(f"{m.name}_out", m.shape, m.dtype)
+            nodes.append(Node(p.prim, [n.outs[0], n.ins[1]], p.params, [again], p.where))
+            after[id(m)] = again
+    return Graph(list(joint.inputs), nodes, list(joint.outputs), list(joint.consts),
+                 name=joint.name).check()
 
 
 class Partition:
@@ -168,11 +221,12 @@ def partition(joint, n_primals, n_outputs, *, recompute=True):
     return Partition(forward, backward, n_outputs, saved_inputs, saved)
 
 
-def flow_network(joint, n_primals, n_outputs, *, recompute=True):
+def flow_network(joint, n_primals, n_outputs, *, recompute=True, tie_break=True):
     """The flow network of Note [Min-cut partition] for ``joint``: ``(n, edges, values)``.
 
     Vertex 0 is the source, 1 the sink, ``2 + 2k`` and ``3 + 2k`` are ``values[k]``'s in
-    and out vertices; ``edges`` are ``(u, v, capacity)``.
+    and out vertices; ``edges`` are ``(u, v, capacity)``. With ``tie_break=False`` the
+    capacities are the bytes alone (the Note's tie-break left out).
     """
     primals, cts = joint.inputs[:n_primals], joint.inputs[n_primals:]
     fw_outs, bw_outs = joint.outputs[:n_outputs], joint.outputs[n_outputs:]
@@ -212,10 +266,33 @@ def flow_network(joint, n_primals, n_outputs, *, recompute=True):
     for o in bw_outs:   # a gradient that is a forward-side value (zeros, an input)
         if isinstance(o, Var) and id(o) not in tangent:
             edges.append((vertex(o) + 1, 1, INF))
+    dist = _steps_to_backward(joint, tangent, bw_outs)
+    scale = len(joint.nodes) * (len(values) + 1) + 1     # bytes first, then the steps
+    if not tie_break:
+        scale, dist = 1, {id(v): 0 for v in values}
     for v in values:
-        cost = 0 if id(v) in primal_ids else nbytes(v)
+        cost = 0 if id(v) in primal_ids else nbytes(v) * scale + dist.get(id(v), len(joint.nodes))
         edges.append((vertex(v), vertex(v) + 1, cost))
     return 2 + 2 * len(values), edges, values
+
+
+def _steps_to_backward(joint, tangent, bw_outs):
+    """{id(value): forward-side nodes between it and the nearest value the backward reads}
+    (0 for those; the tie-break of Note [Min-cut partition])."""
+    dist = {id(o): 0 for o in bw_outs if isinstance(o, Var) and id(o) not in tangent}
+    for node in joint.nodes:
+        if any(id(o) in tangent for o in node.outs):
+            dist.update((id(v), 0) for v in node.ins if isinstance(v, Var) and id(v) not in tangent)
+    for node in reversed(joint.nodes):
+        if any(id(o) in tangent for o in node.outs):
+            continue
+        d = min((dist[id(o)] for o in node.outs if id(o) in dist), default=None)
+        if d is None:
+            continue
+        for v in node.ins:
+            if isinstance(v, Var) and dist.get(id(v), d + 2) > d + 1:
+                dist[id(v)] = d + 1
+    return dist
 
 
 def _ancestors(outs, producer, stop):

@@ -95,12 +95,17 @@ def test_mlp_partition_saves_less_than_saving_everything():
     # the numbers of Note [Min-cut partition]
     assert everything.saved_bytes == 1_033_220
     assert cut.saved_bytes == 398_852
-    # what is saved: both matmul outputs, never a relu's mask or output
-    saved_types = sorted(v.type for v in cut.saved)
-    assert "f32[128, 512]" in saved_types and "f32[128, 256]" in saved_types
+    # what is saved: both relus' outputs, which the weight gradients read and the masks
+    # are read from (Note [Masks read from the output]), never a mask; the bias adds and
+    # relus are not recomputed (of equal-byte cuts, the nearest to the backward)
+    producer = {id(o): n for n in cut.forward.nodes for o in n.outs}
+    hidden = [v for v in cut.saved if v.type in ("f32[128, 512]", "f32[128, 256]")]
+    assert len(hidden) == 2 and all(producer[id(v)].prim.name == "select" for v in hidden)
     assert not any(v.dtype == np.bool_ for v in cut.saved)
-    # the cut's value is the min cut networkx finds on the same network
-    n, edges, _ = flow_network(joint, n_primals, 1)
+    assert not {"add", "select"} & {n.prim.name for n in _cotangent_free(cut.backward, 1)
+                                    if n.outs[0].dtype == np.float32}
+    # the cut's bytes are the min cut networkx finds on the same network (bytes alone)
+    n, edges, _ = flow_network(joint, n_primals, 1, tie_break=False)
     assert cut.saved_bytes == _nx_cut(n, edges)
 
 
@@ -172,3 +177,85 @@ def test_joint_graph_checks_its_arguments():
     needs[-1] = True
     with pytest.raises(ValueError, match="not floating"):
         joint_graph(region, tuple(needs))
+
+
+# Note [Masks read from the output]: `select(m, c, x)` with `m = le(x, c)` or `ge(x, c)`;
+# later readers of m read the comparison of the select's output instead.
+SPECIAL = np.array([np.nan, -0.0, 0.0, 0.5, 0.5, -1.0, 2.0, np.inf, -np.inf, 1e-30],
+                   np.float32)
+
+
+def _clamp_and_mask(cmp, on_true):
+    def f(x, c, g):
+        m = cmp(x, c)
+        return torch.where(m, on_true(c), x), torch.where(m, torch.zeros_like(g), g)
+    return f
+
+
+def _graph_of(f, *args):
+    """(closed region of f on args after CSE, the arrays of its captured constants)."""
+    from numtorch._core.passes import cse
+    region, consts, _ = make_graph(f)(*args).closed()
+    return cse(region), [c._data for c in consts]
+
+
+@pytest.mark.parametrize("cmp", ["le", "ge"])
+def test_clamp_masks_are_read_from_the_output_with_the_same_values(cmp):
+    from numtorch._aot.partition import masks_from_outputs
+    op = {"le": lambda a, b: a <= b, "ge": lambda a, b: a >= b}[cmp]
+    x, g = torch.tensor(SPECIAL), torch.tensor(np.arange(10, dtype=np.float32) + 1)
+    for c_value in (0.5, 0.0, -0.0, np.nan):
+        c = torch.full_like(x, c_value)
+        graph, consts = _graph_of(_clamp_and_mask(op, lambda c: c), x, c, g)
+        rewritten = masks_from_outputs(graph)
+        # the second select reads a comparison of the first select's output
+        producer = {id(o): n for n in rewritten.nodes for o in n.outs}
+        second = [n for n in rewritten.nodes if n.prim.name == "select"][-1]
+        mask = producer[id(second.ins[0])]
+        assert mask.prim.name == cmp and producer[id(mask.ins[0])].prim.name == "select"
+        arrays = consts + [a.numpy() for a in (x, c, g)]
+        want, got = _run(graph, arrays), _run(rewritten, arrays)
+        for a, b in zip(want, got):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+        # and against NumPy
+        m = op(SPECIAL, np.float32(c_value))
+        np.testing.assert_array_equal(got[1], np.where(m, 0, g.numpy()))
+
+
+@pytest.mark.parametrize("case", ["lt", "other_value"])
+def test_masks_stay_where_the_output_does_not_give_them(case):
+    # select(x < c, c, x): where x < c the output is c, and c < c is false: not the mask.
+    # select(x <= c, d, x) with d != c: the output's comparison is not the mask either.
+    from numtorch._aot.partition import masks_from_outputs
+    op = (lambda a, b: a < b) if case == "lt" else (lambda a, b: a <= b)
+    on_true = (lambda c: c) if case == "lt" else (lambda c: c + 1.0)
+    x, g = torch.tensor(SPECIAL), torch.ones(10)
+    graph, _ = _graph_of(_clamp_and_mask(op, on_true), x, torch.full_like(x, 0.5), g)
+    assert masks_from_outputs(graph) is graph
+
+
+def test_relu_backward_reads_its_mask_from_the_saved_output():
+    """grad of sum(relu(h) * w), h a reduction (never recomputed): of the equal-byte cuts
+    (h or relu(h)) the partition saves relu(h) and the backward recomputes neither the relu
+    nor anything from h; its gradients equal eager autograd's bit for bit, NaN and ±0
+    included."""
+    a = torch.tensor(SPECIAL.reshape(10, 1))
+    w = torch.tensor(np.linspace(-2, 2, 10).astype(np.float32))
+    f = lambda a, w: (torch.relu(a.sum(-1)) * w).sum()      # noqa: E731
+    region, joint, needs, nc = _split(f, a, w, n_grad=2)
+    cut = partition(joint, len(region.inputs), 1)
+    (saved,) = cut.saved
+    producer = {id(o): n for n in cut.forward.nodes for o in n.outs}
+    assert producer[id(saved)].prim.name == "select"
+    (mask,) = [n for n in cut.backward.nodes if n.prim.name == "le"]
+    assert mask.ins[0] is saved
+    assert not {"select", "reduce_sum"} & {n.prim.name for n in _cotangent_free(cut.backward, 1)}
+    g = make_graph(f)(a, w)
+    primals = [c.value._data for c in g.consts] + [a.numpy(), w.numpy()]
+    fw = _run(cut.forward, primals)
+    grads = _run(cut.backward, [primals[i] for i in cut.saved_inputs] + list(fw[1:])
+                 + [np.ones((), np.float32)])
+    ae, we = a.clone().requires_grad_(), w.clone().requires_grad_()
+    f(ae, we).backward()
+    assert np.asarray(grads[0]).tobytes() == ae.grad.numpy().tobytes()
+    assert np.asarray(grads[1]).tobytes() == we.grad.numpy().tobytes()
