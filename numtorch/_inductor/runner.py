@@ -47,11 +47,14 @@ class CompiledGraph:
     between them. ``run`` is
     the generated per-call function itself (what calling this object runs): callers on a
     hot path (the inductor backend of compile) call it and skip one Python call.
+    ``run_arrays`` is the same function on arrays, returning arrays (Note [Runners on
+    arrays]), or None.
     """
 
-    def __init__(self, graph, sched, source, python_code, fn, kind="c"):
+    def __init__(self, graph, sched, source, python_code, fn, kind="c", run_arrays=None):
         self.graph, self.schedule, self.source, self.python_code = graph, sched, source, python_code
         self._fn = self.run = fn
+        self.run_arrays = run_arrays      # Note [Runners on arrays]
         self.kind = kind      # "c": kernels; "numpy": the fallback (Note [Fused NumPy code])
         self.kernel_count = len(sched.kernels) if sched is not None else 0
         in_c = _in_c(sched) if sched is not None and kind == "c" else set()
@@ -122,10 +125,11 @@ def compile_graphs(graphs, *, options=None):
             if lib is False:            # the compiler rejected this graph's C
                 out.append(_numpy(graph))
                 continue
-            py, fn = _runner(graph, sched, buffers, segments, lib, prefix,
-                             fixed_threads="cpp.threads" in (options or {}), donated=don)
+            py, fn, on_arrays = _runner(graph, sched, buffers, segments, lib, prefix,
+                                        fixed_threads="cpp.threads" in (options or {}),
+                                        donated=don)
             out.append(CompiledGraph(graph, sched, codegen.library([src], build.has_libmvec())[0],
-                                     py, fn))
+                                     py, fn, run_arrays=on_arrays))
     return out
 
 
@@ -358,23 +362,60 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
             line = numpy_codegen.write_back(graph, step, outs[0], roots)
             if line:
                 writes.append(line)
+    arrays = None if writes else _on_arrays(graph, lines, names)   # Note [Runners on arrays]
     lines += writes
     lines.append(numpy_codegen.return_line(graph, names, ns))
-    a = ", ".join(args)
-    if not kept:
-        src = f"def run({a}):\n" + "\n".join("    " + line for line in lines) + "\n"
-    else:
-        params = ", ".join(args + [names[id(v)] for v in kept])
-        src = (f"def body({params}):\n" + "\n".join("    " + line for line in lines) + "\n"
-               + f"def run({a}):\n"
-               + f"    if not _lock.acquire(False):\n        return body({a}{', ' if a else ''}*_fresh())\n"
-               + f"    try:\n        return body({a}{', ' if a else ''}*_kept)\n"
-               + "    finally:\n        _lock.release()\n")
+    src = _function("run", "body", args, lines, [names[id(v)] for v in kept])
+    twin = "" if arrays is None else \
+        _function("run_arrays", "body_arrays", args, arrays, [names[id(v)] for v in kept])
+    if kept:
         shapes = [(v.shape, v.dtype) for v in kept]
         ns["_lock"], ns["_kept"] = threading.Lock(), [np.empty(s, d) for s, d in shapes]
         ns["_fresh"] = lambda: [np.empty(s, d) for s, d in shapes]
-    exec(compile(src, f"<inductor runner {graph.name}>", "exec"), ns)
-    return src, ns["run"]
+    exec(compile(src + twin, f"<inductor runner {graph.name}>", "exec"), ns)
+    return src, ns["run"], ns.get("run_arrays")
+
+
+def _function(name, body, args, lines, kept):
+    """The source of the per-call function ``name`` running ``lines``; with ``kept``
+    buffers, a ``body`` taking them and ``name`` passing them (Note [Kernel temporaries are
+    kept]: fresh ones for a call while another runs)."""
+    a = ", ".join(args)
+    if not kept:
+        return f"def {name}({a}):\n" + "\n".join("    " + line for line in lines) + "\n"
+    params = ", ".join(args + kept)
+    return (f"def {body}({params}):\n" + "\n".join("    " + line for line in lines) + "\n"
+            + f"def {name}({a}):\n"
+            + f"    if not _lock.acquire(False):\n        return {body}({a}{', ' if a else ''}*_fresh())\n"
+            + f"    try:\n        return {body}({a}{', ' if a else ''}*_kept)\n"
+            + "    finally:\n        _lock.release()\n")
+
+
+# Note [Runners on arrays]
+# AOT autograd calls a compiled forward and backward on arrays (the `aot_call` primitive's
+# impl and VJP, numtorch/_aot/function.py), while the per-call function takes tensors and
+# returns tensors: each call wrapped every input in a Tensor for the runner to unwrap, and
+# unwrapped every output the runner had wrapped (the MLP step: 44 wraps and as many
+# unwraps per step, ~10% of its Python time). A pure graph's runner therefore also has
+# ``run_arrays``, the same lines reading its inputs as arrays and returning arrays
+# (`CompiledGraph.run_arrays`, None for a graph with writes, which need the tensors).
+# ``python_code`` shows the tensor function; the twin differs only in those lines.
+def _on_arrays(graph, lines, names):
+    """``lines`` (before the return) for arrays in and out, or None when an output is
+    not an array (a Python value)."""
+    results = []
+    for o in graph.outputs:
+        if isinstance(o, Var) and o in graph.inputs:
+            results.append(f"a{graph.inputs.index(o)}")
+        elif isinstance(o, Const):
+            results.append(f"_ct{graph.consts.index(o)}._data")
+        elif isinstance(o, Var):
+            results.append(names[id(o)])
+        else:
+            return None
+    reads = {f"x{k} = a{k}._data": f"x{k} = a{k}" for k in range(len(graph.inputs))}
+    return [reads.get(line, line) for line in lines] + \
+        [f"return ({', '.join(results)}{',' if len(results) == 1 else ''})"]
 
 
 # Note [Kernel temporaries are kept]
