@@ -205,13 +205,16 @@ def partition(joint, n_primals, n_outputs, *, recompute=True):
     cut = [v for k, v in enumerate(values) if 2 + 2 * k in source_side and
            3 + 2 * k not in source_side]
     primal_ids = {id(p) for p in primals}
-    saved_inputs = tuple(i for i, p in enumerate(primals) if any(p is v for v in cut))
     saved = [v for v in cut if id(v) not in primal_ids]
     saved_ids = {id(v) for v in cut}
     fw_nodes = _nodes_for(joint.nodes, list(fw_outs) + saved, producer, stop=set())
     forward = _graph(list(primals), fw_nodes, list(fw_outs) + saved, joint, "forward")
-    bw_inputs = [primals[i] for i in saved_inputs] + saved + list(cts)
     bw_nodes = _nodes_for(joint.nodes, bw_outs, producer, stop=saved_ids | {id(c) for c in cts})
+    # a primal costs nothing to save, so the cut may keep ones the backward never reads:
+    # only those it reads are passed (and version-checked)
+    read = {id(v) for n in bw_nodes for v in n.ins} | {id(o) for o in bw_outs}
+    saved_inputs = tuple(i for i, p in enumerate(primals) if id(p) in saved_ids and id(p) in read)
+    bw_inputs = [primals[i] for i in saved_inputs] + saved + list(cts)
     for node in bw_nodes:
         for v in node.ins:
             if id(v) in primal_ids and id(v) not in saved_ids:

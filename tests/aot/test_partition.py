@@ -104,6 +104,12 @@ def test_mlp_partition_saves_less_than_saving_everything():
     assert not any(v.dtype == np.bool_ for v in cut.saved)
     assert not {"add", "select"} & {n.prim.name for n in _cotangent_free(cut.backward, 1)
                                     if n.outs[0].dtype == np.float32}
+    # the backward gets only the primals it reads: not the first layer's weight or any
+    # bias (no input gradient of x is asked for), but x for the first weight's gradient
+    read = {id(v) for n in cut.backward.nodes for v in n.ins}
+    assert all(id(v) in read for v in cut.backward.inputs[:len(cut.saved_inputs)])
+    assert nc + 0 not in cut.saved_inputs and nc + 1 not in cut.saved_inputs
+    assert nc + len(params) in cut.saved_inputs
     # the cut's bytes are the min cut networkx finds on the same network (bytes alone)
     n, edges, _ = flow_network(joint, n_primals, 1, tie_break=False)
     assert cut.saved_bytes == _nx_cut(n, edges)
