@@ -242,15 +242,17 @@ def _signature(opt):
             if g is None:
                 key.append((id(p), None))
                 continue
-            if p._data.__class__ is not np.ndarray or g._data.__class__ is not np.ndarray:
+            pd, gd = p._data, g._data
+            if pd.__class__ is not np.ndarray or gd.__class__ is not np.ndarray:
                 return None, None
-            layout = [id(p), p._data.shape, p._data.dtype.str, g._data.shape, g._data.dtype.str]
+            # dtypes compare and hash by value (no `.str`: this runs at every step)
+            layout = [id(p), pd.shape, pd.dtype, gd.shape, gd.dtype]
             flat += (p, g)
             for k, v in opt.state.get(p, {}).items():
                 if isinstance(v, Tensor):
                     if v._data.__class__ is not np.ndarray:
                         return None, None
-                    layout.append((k, v._data.shape, v._data.dtype.str))
+                    layout.append((k, v._data.shape, v._data.dtype))
                     flat.append(v)
                 else:
                     layout.append((k, v))
