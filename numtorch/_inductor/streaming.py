@@ -70,17 +70,21 @@ static inline int64_t nt_stream_head(const void *d, int64_t size, int64_t n) {
 # The values are the same bits; only where they are written from changes. The rule is
 # glibc's memcpy's (since 2.38: non-temporal stores above a quarter of the shared cache).
 # Non-temporal stores are weakly ordered, so each thread ends its share of the rows with
-# an sfence (`nt_stream_fence`); a fence per row cost the whole gain. A kernel that
-# calls a math function per element anywhere stores in place (erf, tanh, exp: the
-# GELU*sigmoid+tanh mix; softmax, whose exp is in its sum loop while its output loop only
-# divides): it is bound by arithmetic, not memory, and the copy through the stack costs
-# more than streaming saves. The mix: 27.1-27.2 against 28.1-29.4 ms (min of 41, one
-# thread). Row softmax 4096x1024 in a C harness calling the generated kernel (medians of
-# 200 calls, best of 5-7 alternating rounds, load 3-5): one thread's CPU 2.25-2.35 ms in
-# place against 2.56-2.93 ms streamed; two threads' best wall 1.11-1.14 against 1.25-1.29.
-# Streaming each row straight from registers (no stack copy) fell between (2.29-2.62). Rows
-# longer than STREAM_ROW_BYTES, horizontal kernels and kernels without an outer loop also
-# store in place.
+# an sfence (`nt_stream_fence`); a fence per row cost the whole gain. A stored value
+# whose own computation calls a math function per element stores in place (erf, tanh,
+# exp: the GELU*sigmoid+tanh mix): it is bound by arithmetic, not memory. The mix: 27.1-27.2
+# against 28.1-29.4 ms (min of 41, one thread). A value read back from a row cache (Note
+# [Row cache], codegen.py) is a load, not a call: softmax's output loop divides the exp
+# its sum loop kept, so softmax streams from registers (Note [Streaming from registers]).
+# Row softmax 4096x1024 in a C harness calling the generated kernel (medians of 100 calls,
+# 5 alternating rounds, load 2-3): one thread's CPU 2.29-2.30 ms streamed against
+# 2.93-3.08 in place, torch.compile's kernel 2.99-3.12 in the same rounds; through
+# `python -m benchmarks --threads 1 --timer cpu`, one process per tree alternating, load
+# 4.5: 2.24-2.39 against 2.51-2.54 ms. (The previous sitting measured the opposite, in
+# place 2.25-2.35 against streamed 2.56-2.93, but through a stack row and a copy, and on
+# a machine whose two threads each had their own core.) Rows longer than
+# STREAM_ROW_BYTES, horizontal kernels and kernels without an outer loop also store in
+# place.
 # `config.cpp.stream_threshold` sets the size in bytes instead (0: always; tests).
 STREAM_ROW_BYTES = 1 << 16
 

@@ -136,18 +136,20 @@ def test_streamed_rows_read_from_a_row_cache():
     np.testing.assert_allclose(out.numpy(), y / y.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
 
 
-def test_math_bound_kernels_store_in_place():
-    """A kernel calling a math function per element anywhere is bound by arithmetic, so it
-    stores in place even when its stores are large: the GELU*sigmoid+tanh mix (erf, exp
-    and tanh in the stored loop), softmax and log_softmax (exp in the sum loop; the
-    output loop only divides or subtracts)."""
+def test_math_bound_values_store_in_place_and_row_cached_ones_stream():
+    """A stored value whose own computation calls a math function per element is bound by
+    arithmetic, so it stores in place even when its stores are large: the GELU*sigmoid+tanh
+    mix (erf, exp and tanh in the stored loop). Softmax and log_softmax stream: softmax's
+    output loop reads the exp back from the row cache and divides, log_softmax's only
+    subtracts (the log of the row sum is constant along the row)."""
     x = torch.randn(4, 64)
     xs = x.numpy()
     c = compiled(lambda x: F.gelu(x) * torch.sigmoid(x) + x.tanh(), x, threshold=0)
     assert not streams(c)
-    for f in (lambda x: torch.softmax(x, -1), lambda x: torch.log_softmax(x, -1)):
+    for f, cached in ((lambda x: torch.softmax(x, -1), True),
+                      (lambda x: torch.log_softmax(x, -1), False)):    # x - max - log(sum)
         c = compiled(f, x, threshold=0)
-        assert c.kernel_count == 1 and not streams(c)
+        assert c.kernel_count == 1 and streams(c) and ("row0[" in c.source) == cached
         np.testing.assert_allclose(c(x)[0].numpy(), f(x).numpy(), rtol=1e-6, atol=1e-6)
     # a math function of a value constant along the row (the log1p of the row sum) does
     # not count
