@@ -49,30 +49,34 @@ from .._threads import get_num_threads
 # 16K elements one at a time, a worker spins 20 us for the next job before it sleeps,
 # and the caller waits only for chunks a worker has claimed, so a worker that is not
 # running costs the caller nothing but the claims: it computes the whole op itself.
-# Measured (2 threads fixed, medians of 300 calls, wall, us, float32; each version in its
-# own process, taking turns in the same minutes):
+# Measured (2 threads fixed, medians of 300 calls, wall, us, float32):
 #   quiet (load 0.0-0.3), np.add(a, b) against the OpenMP version of this kernel (with
 #   Note [A short spin]) in one process:
 #       elements   64K    128K   256K   1M
 #       NumPy      10-11  20-21  46-47  179-181
 #       kernel     10-11  17     34     93-95
-#   eager `x + y` at 1000x1000:
+#   the pool, quiet (load 0.4-0.6), `binary(E.add, a, b)` against np.add(a, b):
+#       elements   64K         128K        256K        1M
+#       NumPy      11.0-11.3   21.9-22.5   40.0-40.5   152-188
+#       pool       10.5-11.4   16.8-18.8   29.6-30.0   86-98
+#   (chunks of 4K / 64K elements: 118-138 / 102-112 us at 1M; a worker spin of 0.1 ms:
+#   90-102 us, no better than 20 us.)
+#   eager `x + y` at 1000x1000, each version in its own process, in the same minutes:
 #       load      before (NumPy)  this pool  OpenMP version  PyTorch
+#       0.1-0.2   176-206         110-117    87-99           82-95
 #       1.4-1.7   158-160         186-222    74 or 695       8.0 ms
 #       4.3-5.2   208-331         289-887    1150-2520       16 ms
 #       8.1-8.3   159-181         197-215    -               -
-#   (the pool's worker spinning 0.1 ms or 20 us: no clear difference). The kernel alone
-#   at load 1.3-1.5 (1M float32, NumPy 154-188 beside it) is bimodal: 80 us in a run
-#   where the worker stayed awake between jobs (woken for 2 of 300), 193-205 us in runs
-#   where it slept before almost every job and, woken, shared the caller's core (the
-#   process's CPU time then equals its wall time). (A variant waking the worker after
-#   each job instead of before: 83-96 us, or 241 us when the worker never ran.) The pool's figure on a
-#   quiet machine was not measured: no quiet minute came after it was written.
-# So with another process on the second core the pool costs up to 1.4x NumPy's time at
-# 2 threads (2x at load 5), where OpenMP's barrier cost up to 10x and PyTorch's spinning
-# runtime 50x; the adaptive policy runs one thread under real load (then NumPy
-# computes). LARGE = 128K is the first size measured to win on a quiet machine (with the
-# OpenMP version).
+#   At load 1.3-1.5 the kernel alone (1M float32, NumPy 154-188 beside it) is bimodal:
+#   80 us in a run where the worker stayed awake between jobs (woken for 2 of 300),
+#   193-205 us in runs where it slept before almost every job and, woken, shared the
+#   caller's core (the process's CPU time then equals its wall time). (A variant waking
+#   the worker after each job instead of before: 83-96 us, or 241 us when it never ran.)
+# So on a quiet machine the pool gains what the OpenMP version did, less about 20 us;
+# with another process on the second core it costs up to 1.4x NumPy's time at 2 threads
+# (2x at load 5), where OpenMP's barrier cost up to 10x and PyTorch's spinning runtime
+# 50x; the adaptive policy runs one thread under real load (then NumPy computes).
+# LARGE = 128K is the first size measured to win, quiet, with either version.
 # Why C and not a Python pool over the ufunc (ufuncs release the GIL): waking a Python
 # thread costs about 50 us here, so splitting the 1000x1000 add over a ThreadPoolExecutor
 # took 150-207 us against 164-178 us unsplit on a quiet machine, and was slower at every
