@@ -48,6 +48,7 @@ class cpp:
     # NumPy/BLAS externs (Note [Small products in C], gemm.py); False: all are externs
     small_products = True
     wait_policy = "passive"      # OMP_WAIT_POLICY unless set (Note [OpenMP and BLAS threads])
-    # GOMP_SPINCOUNT with it, unless either is set: a worker spins this many loops (about
-    # 0.1 ms) after a region before it sleeps (Note [A short spin], _inductor/openmp.py)
-    spin_count = 10000
+    # GOMP_SPINCOUNT with it, unless either is set: a worker spins this many loops after a
+    # region before it sleeps; 0, fully passive, by measurement (Note [A short spin],
+    # _inductor/openmp.py); 10000 (about 0.1 ms) helps chains of kernels with no products
+    spin_count = 0

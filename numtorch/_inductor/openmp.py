@@ -134,8 +134,17 @@ def link_flags(cc, directory):
 
 # Note [A short spin]
 # The private runtime is loaded with OMP_WAIT_POLICY=passive and GOMP_SPINCOUNT=
-# ``config.cpp.spin_count`` (10000): after a parallel region a worker spins that many
-# loops (libgomp's estimate is 100000 per ms; measured here, 0.09-1.2 ms of CPU burnt
+# ``config.cpp.spin_count``, 0 by default: a worker sleeps on a futex as soon as a region
+# ends. The default was 10000 for a few hours, and the end-of-sitting runs took it back
+# (quiet machine, load 0.1-1.7, 2 threads, each setting in its own process, alternating,
+# wall medians): compiled workloads that alternate kernels with BLAS products ran slower
+# with the spin, because the spinning worker holds a core OpenBLAS's second thread needs
+# right after: compiled MAML 1.62-1.79 ms spinning against 1.26-1.37 passive, the compiled
+# MLP SGD step 3.36-3.89 against 2.55-3.01, the compiled ensemble 1.39-1.66 against
+# 1.21-1.44; kernels with no products (the GELU mix, softmax, layer_norm rows) showed no
+# consistent difference either way. What the spin does when it is asked for: with
+# spin_count = N a worker spins N loops (libgomp's estimate is 100000 per ms; measured
+# here for 10000, 0.09-1.2 ms of CPU burnt
 # while sleeping right after a compiled call, against 0.08-0.09 ms with no spin and
 # 8.1-8.8 ms for libgomp's default of 300000), then sleeps on a futex. GOMP_SPINCOUNT, when set, overrides the spin count of
 # either policy. A fully passive worker (spin count 0) must be woken by the kernel for
@@ -155,7 +164,7 @@ def link_flags(cc, directory):
 # minutes at load 2.3-3.7 (73 us in others) against 195 us with no spin (PyTorch's
 # runtime: 8.0-12.0 ms). Eager elementwise ops therefore use a pool of their own that
 # never waits for a worker that is not running (_ops/_threaded.py). A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is kept, with libgomp's
-# meaning (GOMP_SPINCOUNT=0 gives the fully passive runtime back).
+# meaning (GOMP_SPINCOUNT=10000, or config.cpp.spin_count = 10000, gives the short spin).
 
 
 def load_runtime(cc, directory):
