@@ -7,8 +7,8 @@ table has one column per framework (numtorch, NumPy hand-written, PyTorch eager 
 threads, JAX jitted, Numba njit; a missing framework is skipped) and the ratios
 numtorch/NumPy and numtorch/PyTorch; the speed targets of issues #2, #3, #6 and #13 are
 checked underneath. The memory group's cells are bytes (peak RSS of one step,
-``memory.py``), not times. Each group's cells of each framework run in a fresh interpreter
-(Note [One process per framework]; ``--isolate none`` runs all in one). Results are also
+``memory.py``; saved activations of AOT autograd's partition, ``partition.py``), not
+times. Each group's cells of each framework run in a fresh interpreter (Note [One process per framework]; ``--isolate none`` runs all in one). Results are also
 written as JSON with the date and machine.
 Speed targets live here, never in unit tests.
 """
@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # `python benchmarks/run.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "benchmarks"
 
-from . import compile_backend, compile_numpy, compile_train, eager, graph, memory, transforms  # noqa: E402,F401  (eager registers its workloads on import)
+from . import compile_backend, compile_numpy, compile_train, eager, graph, memory, partition, transforms  # noqa: E402,F401  (eager registers its workloads on import)
 from .common import FRAMEWORKS, LABELS, THREADS, WORKLOADS, Workload, add, available, has_func, has_nn  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -123,6 +123,7 @@ def _register_all():
         graph.register()
         if has_nn():
             memory.register()
+            partition.register()
     _register_imports()
     _registered.append(True)
 
@@ -148,6 +149,8 @@ def run_workload(w: Workload, mode, frameworks, log, stat="median"):
                 times[fw] = import_time(fn[1], 2 if mode == "quick" else 5, stat)
             elif isinstance(fn, tuple) and fn[0] == "peak_rss":   # bytes, not seconds
                 times[fw] = memory.peak_step_bytes(fn[1])
+            elif isinstance(fn, tuple) and fn[0] == "bytes":      # a count of bytes
+                times[fw] = fn[1]()
             else:
                 times[fw] = measure(fn, **MODES[mode], stat=stat)
         except Exception as e:  # noqa: BLE001 - one failing cell must not stop the suite
@@ -239,7 +242,9 @@ def fmt_time(t):
 
 
 def fmt_bytes(b):
-    return "—" if b is None else f"{b / 2**20:.0f} MB"
+    if b is None:
+        return "—"
+    return f"{b / 2**20:.0f} MB" if b >= 10 * 2**20 else f"{b / 2**10:.1f} KB"
 
 
 def fmt_ratio(a, b):
