@@ -278,7 +278,7 @@ def load(source, vector_math=False):
 def load_or_none(source, what):
     """The library for C ``source`` (``load``), or None where no compiler works or the build
     fails, which is logged naming ``what``: for eager ops' kernels, whose callers then
-    compute with NumPy (_ops/_axpy.py, _ops/_threaded.py)."""
+    compute with NumPy (_prims/_onepass.py, _ops/_threaded.py)."""
     if not usable():
         return None
     try:

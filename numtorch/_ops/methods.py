@@ -10,10 +10,10 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.printing import tensor_repr
 from .._core.tensor import TENSOR_TYPES, Tensor, device as _device
-from . import (_axpy, _threaded, creation, index, inplace as _inplace, linalg, math, reduce,
+from . import (_threaded, creation, index, inplace as _inplace, linalg, math, reduce,
                shape, sorting)
 from .._core.primitive import STACK, grad_mode
-from .._prims import elementwise as E
+from .._prims import _onepass, elementwise as E
 from ._common import (_fast_operand, broadcast_pair, fast_result_dtype, number_array,
                       result_type, to_tensor)
 
@@ -199,11 +199,11 @@ def _ufunc_inplace(prim, generic):
             alpha = kwargs.pop("alpha", 1) if len(kwargs) == (1 if "alpha" in kwargs else 0) else None
             if alpha is not None:
                 if alpha != 1:
-                    # One pass, NumPy's rounding (Note [One-pass add with alpha], _axpy.py).
+                    # One pass, NumPy's rounding (Note [One-pass add with alpha], _prims/_onepass.py).
                     if prim is not E.mul and other.__class__ in TENSOR_TYPES and \
                             other._data.__class__ is np.ndarray and \
                             not (other._requires_grad and grad_mode[0]) and \
-                            _axpy.axpy(d, other._data, alpha if prim is E.add else -alpha):
+                            _onepass.axpy(d, other._data, alpha if prim is E.add else -alpha):
                         self._version_counter.value += 1
                         return self
                     other = other * alpha

@@ -1,0 +1,177 @@
+"""One-pass C kernels for eager ops that NumPy computes in several passes.
+
+- ``axpy(x, y, alpha)`` writes ``x += alpha * y`` into the NumPy array ``x`` in one pass
+  over memory, rounding as ``y * alpha`` and then ``+`` do: ``x.add_(y, alpha=a)``, the
+  in-place update of every eager optimizer step (Note [One-pass add with alpha]).
+- ``select(c, x, y)`` is ``np.where(c, x, y)`` without a branch per element: every eager
+  ``where`` on large operands, and ReLU and its gradient (Note [Branch-free select],
+  elementwise.py).
+
+The kernels are small C functions built once by the compile backend's build cache
+(numtorch/_inductor/build.py); each function returns False or None, and writes nothing,
+where its kernel does not apply or no C compiler works, and the caller computes with
+NumPy. This module knows nothing of Tensors or autograd: the caller decides that a write
+is allowed.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+# Note [One-pass add with alpha]
+# `p.add_(g, alpha=-lr)` is SGD's whole update, and a part of every other optimizer's.
+# NumPy has no fused multiply-add ufunc, so it costs two passes: `t = g * alpha` (a
+# temporary as large as the parameter) and `p += t`. PyTorch's CPU kernel makes one pass.
+# Measured (2 cores, load ~5, CPU time, medians of 15 x 200 calls, float32, the 535K
+# parameters of the MLP 784-512-256-10): two NumPy passes 118 us; this kernel, called with
+# its pointers already known, 71 us, as fast as one `np.add(p, g, out=p)` (72 us); the
+# whole `opt.step()` went from 151 to 96 us.
+# It rounds as the two passes do: the product rounded to the dtype, then the sum (the
+# compile backend's flags forbid contracting them into an fma), so eager steps, compiled
+# steps (tests/aot/test_compiled_step.py checks bit equality) and the NumPy fallback agree
+# bit for bit. PyTorch's kernel computes one fma(g, alpha, p) instead, which differs by
+# one ulp in about 4 elements in 100,000; matching it would break that equality.
+# The kernel is C, built and cached by the compile backend's machinery (no second
+# cache): the first use on a machine compiles it (about 0.4 s; later processes load the
+# cached library). Where no C compiler works, or for arrays it does not take (dtypes
+# other than float32/float64, shapes that differ, non-contiguous or read-only memory,
+# operands overlapping partially), the caller's two NumPy passes run. OpenBLAS's axpy
+# would need no compiler, but it computes an fma, is reachable only through the private
+# symbol names of the OpenBLAS that NumPy's wheel bundles, and runs on its own threads
+# (which measured 4x slower than one thread on the loaded 2-core machine), so it is not
+# used. The kernel is single-threaded, like NumPy's ufuncs (eager add, sub, mul and div
+# are not: Note [Large elementwise ops on numtorch's threads], _ops/_threaded.py).
+
+_SOURCE = r"""
+#include <stddef.h>
+#include <stdint.h>
+void nt_axpy_f32(float *restrict x, const float *restrict y, float alpha, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) x[i] = x[i] + y[i] * alpha;   /* no fma: -ffp-contract=off */
+}
+void nt_axpy_f64(double *restrict x, const double *restrict y, double alpha, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) x[i] = x[i] + y[i] * alpha;
+}
+/* out = c ? x : y on the bit patterns (Note [Branch-free select], elementwise.py): x and y
+   advance one element per step (sx, sy = 1) or stay on one broadcast element (0); the
+   four loops, one per case, each vectorize as a mask and two ands. */
+#define NT_SELECT(NAME, U)                                                               \
+void NAME(U *restrict out, const unsigned char *restrict c, const U *restrict x,        \
+          ptrdiff_t sx, const U *restrict y, ptrdiff_t sy, ptrdiff_t n) {              \
+    if (sx && sy) {                                                                     \
+        for (ptrdiff_t i = 0; i < n; i++) {                                             \
+            U m = (U)0 - (U)c[i]; out[i] = (U)((x[i] & m) | (y[i] & ~m)); }             \
+    } else if (sy) {                                                                    \
+        U xv = x[0];                                                                    \
+        for (ptrdiff_t i = 0; i < n; i++) {                                             \
+            U m = (U)0 - (U)c[i]; out[i] = (U)((xv & m) | (y[i] & ~m)); }               \
+    } else if (sx) {                                                                    \
+        U yv = y[0];                                                                    \
+        for (ptrdiff_t i = 0; i < n; i++) {                                             \
+            U m = (U)0 - (U)c[i]; out[i] = (U)((x[i] & m) | (yv & ~m)); }               \
+    } else {                                                                            \
+        U xv = x[0], yv = y[0];                                                         \
+        for (ptrdiff_t i = 0; i < n; i++) {                                             \
+            U m = (U)0 - (U)c[i]; out[i] = (U)((xv & m) | (yv & ~m)); }                 \
+    }                                                                                   \
+}
+NT_SELECT(nt_select_8, uint8_t)
+NT_SELECT(nt_select_16, uint16_t)
+NT_SELECT(nt_select_32, uint32_t)
+NT_SELECT(nt_select_64, uint64_t)
+"""
+
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_BOOL = np.dtype(np.bool_)
+_kernels: dict = {}      # dtype -> axpy's ctypes function; {} until loaded
+_selects: dict = {}      # itemsize -> select's ctypes function; {} until loaded
+_unavailable = []        # holds True once loading failed (no compiler, build error)
+_from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
+
+
+def _load():
+    from .._inductor import build
+    lib = build.load_or_none(_SOURCE, "eager one-pass kernels (add_ with alpha, select)")
+    if lib is None:
+        _unavailable.append(True)
+        return
+    for dtype, name, scalar in ((_F32, "nt_axpy_f32", ctypes.c_float),
+                                (_F64, "nt_axpy_f64", ctypes.c_double)):
+        fn = getattr(lib, name)
+        fn.restype = None
+        fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, scalar, ctypes.c_ssize_t)
+        _kernels[dtype] = fn
+    for size in (1, 2, 4, 8):
+        fn = getattr(lib, f"nt_select_{8 * size}")
+        fn.restype = None
+        fn.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_ssize_t, ctypes.c_void_p,
+                                                 ctypes.c_ssize_t, ctypes.c_ssize_t)
+        _selects[size] = fn
+
+
+def available() -> bool:
+    """Whether the one-pass kernels can run here (loads them on first call)."""
+    if not _kernels and not _unavailable:
+        _load()
+    return bool(_kernels)
+
+
+def axpy(x, y, alpha) -> bool:
+    """``x += alpha * y`` in one pass, bit-equal to ``x += y * alpha`` in NumPy (Note [One-pass
+    add with alpha]); False, with nothing written, where the kernel does not apply or is
+    unavailable."""
+    dt = x.dtype
+    if (dt is not _F32 and dt is not _F64) or y.dtype is not dt or y.shape != x.shape \
+            or alpha.__class__ not in (float, int) or not x.flags.c_contiguous \
+            or not y.flags.c_contiguous or not x.flags.writeable:
+        return False
+    fn = _kernels.get(dt)
+    if fn is None:
+        if _unavailable or not available():
+            return False
+        fn = _kernels[dt]
+    n = x.size
+    # Addresses through the buffer protocol: ndarray.ctypes builds Python objects, 4x slower.
+    px = _addressof(_from_buffer(x))
+    py = _addressof(_from_buffer(y)) if y.flags.writeable else y.ctypes.data
+    nbytes = n * dt.itemsize
+    if px != py and px < py + nbytes and py < px + nbytes:
+        return False   # partial overlap: element i would read a y already written
+    fn(px, py, alpha, n)
+    return True
+
+
+def _address(a):
+    # Through the buffer protocol where writeable: ndarray.ctypes builds Python objects.
+    return _addressof(_from_buffer(a)) if a.flags.writeable else a.ctypes.data
+
+
+def _step(a, shape):
+    """1 for a C-contiguous operand of ``shape``, 0 for one element broadcast (a 0-d array
+    or a view with zero strides), None for any other layout."""
+    if a.shape == shape and a.flags.c_contiguous:
+        return 1
+    if not a.ndim or (a.size and not any(a.strides)):
+        return 0
+    return None
+
+
+def select(c, x, y):
+    """``np.where(c, x, y)`` for a C-contiguous bool ``c`` and ``x``, ``y`` of one dtype,
+    each of ``c``'s shape or one element broadcast, in one branch-free pass: the same
+    bits (Note [Branch-free select], elementwise.py); None, with nothing computed, for
+    other operands or where the kernels are unavailable."""
+    dt = x.dtype
+    fn = _selects.get(dt.itemsize)
+    if fn is None or y.dtype != dt or c.dtype is not _BOOL or not c.flags.c_contiguous \
+            or dt.hasobject:
+        if _unavailable or _selects or not available():
+            return None
+        return select(c, x, y)   # loaded now
+    shape = c.shape
+    sx, sy = _step(x, shape), _step(y, shape)
+    if sx is None or sy is None:
+        return None
+    out = np.empty(shape, dt)
+    fn(_addressof(_from_buffer(out)), _address(c), _address(x), sx, _address(y), sy, out.size)
+    return out

@@ -1,0 +1,231 @@
+"""The one-pass C kernels of numtorch/_prims/_onepass.py: ``x.add_(y, alpha=a)`` (Note
+[One-pass add with alpha]) and select, behind ``where`` and ReLU (Note [Branch-free select]).
+
+Each kernel must give NumPy's result bit for bit (axpy: ``x + y * a``, the product rounded,
+then the sum; select: ``np.where``), so the references are NumPy expressions (and PyTorch,
+where installed, for ReLU); counting wrappers show which calls a kernel took.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numtorch as torch
+from numtorch._prims import _onepass, elementwise as E
+
+needs_kernel = pytest.mark.skipif(not _onepass.available(), reason="no C compiler: NumPy path")
+
+
+def _pair(n, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype) * 1e-3)
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch):
+    """The dtypes of the kernel calls made while the test runs."""
+    calls = []
+    if _onepass.available():
+        kernels = dict(_onepass._kernels)
+        for dt, fn in kernels.items():
+            kernels[dt] = lambda *a, _fn=fn, _dt=dt: (calls.append(_dt), _fn(*a))[1]
+        monkeypatch.setattr(_onepass, "_kernels", kernels)
+    return calls
+
+
+@needs_kernel
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 10, 4099, 401408])
+def test_add_with_alpha_in_one_pass_rounds_as_numpy(n, dtype, kernel_calls):
+    p, g = _pair(n, dtype)
+    x = torch.tensor(p)
+    assert x.add_(torch.tensor(g), alpha=-0.01) is x
+    assert np.array_equal(x.numpy(), p + g * dtype(-0.01))
+    assert x._version == 1
+    y = torch.tensor(p)
+    y.sub_(torch.tensor(g), alpha=0.01)        # sub with alpha: add with -alpha, exactly
+    assert np.array_equal(y.numpy(), p - g * dtype(0.01))
+    assert kernel_calls == [np.dtype(dtype)] * 2
+
+
+def test_add_with_alpha_close_to_pytorch():
+    pt = pytest.importorskip("torch")
+    p, g = _pair((37, 129), np.float32, 1)
+    x = torch.tensor(p)
+    x.add_(torch.tensor(g), alpha=0.3)
+    ref = pt.tensor(p)
+    ref.add_(pt.tensor(g), alpha=0.3)          # one fma: equal up to one ulp
+    np.testing.assert_array_max_ulp(x.numpy(), ref.numpy(), maxulp=1)
+
+
+def test_without_the_kernel_numpy_computes_it(monkeypatch, kernel_calls):
+    monkeypatch.setattr(_onepass, "_kernels", {})
+    monkeypatch.setattr(_onepass, "_unavailable", [True])
+    p, g = _pair(4099, np.float32, 2)
+    x = torch.tensor(p)
+    x.add_(torch.tensor(g), alpha=-0.01)
+    assert np.array_equal(x.numpy(), p + g * np.float32(-0.01))
+    assert kernel_calls == []
+
+
+def test_operands_the_kernel_does_not_take(kernel_calls):
+    # overlapping views, a broadcast operand, non-contiguous memory, an integer dtype:
+    # NumPy's semantics (operands read before the write), as before.
+    a = np.arange(12, dtype=np.float32)
+    x = torch.tensor(a)
+    x[1:].add_(x[:-1], alpha=2.0)
+    ref = a.copy()
+    ref[1:] = a[1:] + np.float32(2) * a[:-1]
+    assert np.array_equal(x.numpy(), ref)
+    x = torch.tensor(a.reshape(3, 4))
+    x.add_(torch.tensor(a[:4]), alpha=0.5)
+    assert np.array_equal(x.numpy(), a.reshape(3, 4) + a[:4] * np.float32(0.5))
+    x = torch.tensor(a.reshape(3, 4))
+    x.t().add_(torch.ones(4, 3), alpha=-1.0)
+    assert np.array_equal(x.numpy(), a.reshape(3, 4) - 1)
+    i = torch.arange(5)
+    i.add_(torch.ones(5, dtype=torch.int64), alpha=3)
+    assert i.tolist() == [3, 4, 5, 6, 7]
+    assert kernel_calls == []
+
+
+def test_add_with_alpha_under_autograd_still_records(kernel_calls):
+    w = torch.ones(3, requires_grad=True)
+    x = torch.zeros(3)
+    x.add_(w, alpha=2.0)              # other requires grad: the generic path records it
+    x.sum().backward()
+    assert np.array_equal(w.grad.numpy(), np.full(3, 2.0, np.float32))
+    assert kernel_calls == []
+
+
+@needs_kernel
+def test_sgd_step_takes_the_kernel(kernel_calls):
+    p, g = _pair((64, 33), np.float32, 3)
+    w = torch.nn.Parameter(torch.tensor(p))
+    opt = torch.optim.SGD([w], lr=0.05)
+    ref = p.copy()
+    for _ in range(3):
+        w.grad = torch.tensor(g)
+        opt.step()
+        ref = ref + g * np.float32(-0.05)
+    assert np.array_equal(w.detach().numpy(), ref)
+    assert kernel_calls == [np.dtype(np.float32)] * 3
+
+
+# -- select: where(c, x, y) in one branch-free pass ------------------------------------
+
+def _bits(a):
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.itemsize in (1, 2, 4, 8) else a
+
+
+def _edge_values(dtype, n, seed):
+    """n values of ``dtype`` with the edge cases a bit blend must carry: +-0.0, +-inf,
+    NaNs with payloads and both signs (floats), extremes (integers)."""
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "b":
+        return rng.random(n) < 0.5
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        v = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+        v[:2] = info.min, info.max
+        return v
+    v = (rng.standard_normal(n) * 10).astype(dtype)
+    if v.dtype.kind == "c":
+        v = v + 1j * v[::-1]
+        v[:3] = [complex(-0.0, 0.0), complex(np.nan, -np.inf), complex(np.inf, -0.0)]
+        return v
+    u = v.view(f"u{v.dtype.itemsize}")
+    v[:5] = [-0.0, 0.0, np.inf, -np.inf, np.nan]
+    u[5] = u[4] | 1                              # a NaN with a payload
+    u[6] = u[4] | (1 << (8 * v.dtype.itemsize - 1))   # a negative NaN
+    return v
+
+
+@pytest.fixture
+def select_calls(monkeypatch):
+    """The itemsizes of the select kernel's calls while the test runs."""
+    calls = []
+    if _onepass.available():
+        kernels = dict(_onepass._selects)
+        for size, fn in kernels.items():
+            kernels[size] = lambda *a, _fn=fn, _s=size: (calls.append(_s), _fn(*a))[1]
+        monkeypatch.setattr(_onepass, "_selects", kernels)
+    return calls
+
+
+@needs_kernel
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int16,
+                                   np.int64, np.uint32, np.bool_, np.complex64])
+def test_select_kernel_gives_np_where_bits(dtype, select_calls):
+    n = 5003
+    rng = np.random.default_rng(4)
+    c = rng.random(n) < 0.5
+    x, y = _edge_values(dtype, n, 5), _edge_values(dtype, n, 6)[::-1].copy()
+    cases = [(x, y), (x[:1].reshape(()), y), (x, y[:1].reshape(())),
+             (x[:1].reshape(()), y[:1].reshape(())),
+             (np.broadcast_to(x[7], (n,)), y)]          # a zero-stride view: one element
+    for a, b in cases:
+        out = _onepass.select(c, a, b)
+        ref = np.where(c, a, b)
+        assert out.dtype == ref.dtype and out.shape == ref.shape
+        assert np.array_equal(_bits(out), _bits(ref))
+    assert select_calls == [np.dtype(dtype).itemsize] * len(cases)
+
+
+def test_select_kernel_declines_other_layouts(select_calls):
+    rng = np.random.default_rng(7)
+    c = rng.random((64, 80)) < 0.5
+    x = rng.standard_normal((64, 80)).astype(np.float32)
+    y = rng.standard_normal((80, 64)).astype(np.float32)
+    row = rng.standard_normal(80).astype(np.float32)
+    assert _onepass.select(c, x, y.T) is None                    # not C-contiguous
+    assert _onepass.select(c, x, np.broadcast_to(row, c.shape)) is None   # partly broadcast
+    assert _onepass.select(c, x, x.astype(np.float64)) is None   # dtypes differ
+    assert _onepass.select(c.T, x.T.copy(), x.T.copy()) is None  # c not C-contiguous
+    assert _onepass.select(c, x.astype(np.complex128), x.astype(np.complex128)) is None
+    assert select_calls == []
+    # the primitive's impl still computes them, as np.where does
+    for args in ((c, x, y.T), (c, x, np.broadcast_to(row, c.shape)), (c.T, y, y)):
+        assert np.array_equal(_bits(E.select.impl(*args)), _bits(np.where(*args)))
+
+
+def test_select_without_the_kernel_blends_in_numpy(monkeypatch, select_calls):
+    monkeypatch.setattr(_onepass, "_selects", {})
+    monkeypatch.setattr(_onepass, "_unavailable", [True])
+    n = 4099
+    c = np.random.default_rng(8).random(n) < 0.5
+    x, y = _edge_values(np.float32, n, 9), _edge_values(np.float32, n, 10)
+    assert _onepass.select(c, x, y) is None
+    assert np.array_equal(_bits(E.select.impl(c, x, y)), _bits(np.where(c, x, y)))
+    assert select_calls == []
+
+
+def _relu_case(dtype, shape, seed):
+    v = _edge_values(dtype, int(np.prod(shape)), seed).reshape(shape)
+    return v
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", [True, False])
+def test_large_relu_and_its_gradient_match_pytorch(dtype, kernel, monkeypatch, select_calls):
+    """ReLU at a size that takes the select kernel (or, without it, the NumPy blend):
+    -0.0 stays -0.0, NaN (either sign) passes, the gradient is 0 at +-0 and 1 at NaN, and
+    a NaN or infinite incoming gradient stays out of the zeroed entries."""
+    pt = pytest.importorskip("torch")
+    if not kernel:
+        monkeypatch.setattr(_onepass, "_selects", {})
+        monkeypatch.setattr(_onepass, "_unavailable", [True])
+    a = _relu_case(dtype, (96, 70), 11)
+    g = _edge_values(dtype, a.size, 12).reshape(a.shape)
+    w, ref_w = torch.tensor(a, requires_grad=True), pt.tensor(a, requires_grad=True)
+    out, ref = torch.nn.functional.relu(w * 1), pt.nn.functional.relu(ref_w * 1)
+    assert np.array_equal(_bits(out.detach().numpy()), _bits(ref.detach().numpy()))
+    out.backward(torch.tensor(g))
+    ref.backward(pt.tensor(g))
+    assert np.array_equal(_bits(w.grad.numpy()), _bits(ref_w.grad.numpy()))
+    big = torch.where(torch.tensor(a > 1), torch.tensor(a), 0.5)
+    assert np.array_equal(_bits(big.numpy()), _bits(np.where(a > 1, a, dtype(0.5))))
+    if kernel and _onepass.available():
+        assert select_calls == [np.dtype(dtype).itemsize] * 3   # forward, backward, where
+    else:
+        assert select_calls == []
