@@ -160,7 +160,7 @@ def cache_key(source, cc, vector_math=False):
 # rewrite), which has no libmvec vector version, so a loop computing both stopped
 # vectorising: the backward of sum(sin(z) * z), cos(z) * z + sin(z), took 3.4 ms on
 # 8 x 50K float32 against 0.14 ms for sin or cos alone. Where kernels call libmvec (Note
-# [Vector math], codegen.py) cos is therefore no builtin: each call goes to its own SIMD
+# [Vector math], vector_math.py) cos is therefore no builtin: each call goes to its own SIMD
 # version (the same function either way, so the same values).
 NO_SINCOS = ("-fno-builtin-cos", "-fno-builtin-cosf")
 
@@ -173,7 +173,7 @@ def _flags(cc, vector_math=False):
 
 @functools.lru_cache(maxsize=None)
 def has_libmvec():
-    """Whether glibc's vector math library is here (Note [Vector math], codegen.py)."""
+    """Whether glibc's vector math library is here (Note [Vector math], vector_math.py)."""
     import ctypes.util
     return platform.machine() == "x86_64" and ctypes.util.find_library("mvec") is not None
 
