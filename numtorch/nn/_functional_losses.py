@@ -181,6 +181,12 @@ def _check_bounds(target, C, ignore_index):
     d = target._data
     if d.__class__ is not ndarray:
         return True
+    if d.size and d.dtype.kind in "iu":
+        # The common case in two reductions: every target a class, none equal to
+        # ignore_index (which lies outside their range).
+        lo, hi = d.min(), d.max()
+        if 0 <= lo and hi < C and not lo <= ignore_index <= hi:
+            return False
     ignored = d == ignore_index
     bad = ((d < 0) | (d >= C)) & ~ignored
     if bad.any():

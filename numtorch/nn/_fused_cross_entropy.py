@@ -36,7 +36,6 @@ from .._ops import shape as S
 from .._ops.creation import zeros_like
 from .._ops.index import scatter_add
 from .._prims import elementwise as E
-from .._prims import indexing as I
 from .._prims import reduction as Rd
 
 
@@ -60,9 +59,10 @@ def fused_cross_entropy(input, target, ignore_index, check_bounds):
     m = E.select.impl(E.isinf.impl(m), np.zeros((), x.dtype), m)
     e = E.exp.impl(E.sub.impl(x, m))
     s = Rd.reduce_sum.impl(e, axes=(1,)).reshape(n, 1)
-    logp = E.sub.impl(x, E.add.impl(E.log.impl(s), m))
-    # nll_loss: -logp[i, t_i], summed, divided by N (mean's sum, then `/ n`)
-    picked = I.gather.impl(logp, t.reshape(n, 1), dim=1).reshape(n)
+    lse = E.add.impl(E.log.impl(s), m).reshape(n)
+    # nll_loss: -logp[i, t_i], summed, divided by N (mean's sum, then `/ n`). logp = x - lse
+    # is elementwise, so computing it at the targets only gives the gathered bits.
+    picked = E.sub.impl(x[_rows(n), t], lse)
     loss = E.div.impl(Rd.reduce_sum.impl(E.neg.impl(picked), axes=(0,)), np.asarray(n, x.dtype))
     out = wrap(loss if loss.__class__ is ndarray else np.asarray(loss))
     if not (input._requires_grad and grad_mode[0]):
@@ -93,13 +93,28 @@ def _vjp(g, out, x, target, e, s):
 def _grad_array(g, x, t, e, s):
     n = x.shape[0]
     # nll_loss's backward: the mean's g / n, negated, scattered into zeros at the targets
-    src = E.neg.impl(np.broadcast_to(E.div.impl(g, np.asarray(n, x.dtype)), (n,)))
-    c = I.scatter_add.impl(np.zeros(x.shape, x.dtype), t.reshape(n, 1), src.reshape(n, 1), dim=1)
+    # (one target per row, so `+=` at distinct places is scatter_add's 0 + src, -0.0 too)
+    c = np.zeros(x.shape, x.dtype)
+    c[_rows(n), t] += E.neg.impl(E.div.impl(g, np.asarray(n, x.dtype)))
     # log_softmax's: x - lse sends c to x and -c, summed over the row, to lse = log(s) + m;
     # log's rule multiplies by 1 / s, exp's by e; the two parts reaching x are added
     ct_s = E.mul.impl(Rd.reduce_sum.impl(E.neg.impl(c), axes=(1,)).reshape(n, 1),
                       E.div.impl(np.asarray(1, x.dtype), s))
     return E.add.impl(c, E.mul.impl(ct_s, e))
+
+
+def _rows(n):
+    """``arange(n)``, cached per n (read-only): the row index of a gather at the targets."""
+    r = _ROWS.get(n)
+    if r is None:
+        r = np.arange(n)
+        r.setflags(write=False)
+        if len(_ROWS) < 64:
+            _ROWS[n] = r
+    return r
+
+
+_ROWS: dict = {}
 
 
 def _row_sums(x):

@@ -85,3 +85,55 @@ def test_an_inplace_write_to_the_logits_is_caught():
         z.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
+
+
+def test_zero_and_noncontiguous_cases_keep_the_composed_bits():
+    # A zero incoming gradient (signs of zero: the scatter's 0 + (-0.0) is +0.0) and
+    # logits that are a transposed view (the gather at the targets reads strided rows).
+    a, t = _logits((9, 12), np.float32, 3)
+    for scale in (0.0, -0.0, 2.5):
+        # the same layout for both (NumPy's row sums of a strided array may add in
+        # another order than of a contiguous one)
+        x1 = torch.tensor(a.T.copy().T, requires_grad=True)
+        x2 = torch.tensor(a.T.copy().T, requires_grad=True)
+        v1, v2 = x1.t().t(), x2.t().t()      # views with a transpose's strides
+        assert not v1._data.flags.c_contiguous
+        fused = F.cross_entropy(v1, torch.tensor(t))
+        composed = F.nll_loss(F.log_softmax(v2, 1), torch.tensor(t))
+        assert fused.grad_fn.prim is _nll_log_softmax
+        assert np.array_equal(_bits(fused.detach().numpy()), _bits(composed.detach().numpy()))
+        (fused * scale).backward()
+        (composed * scale).backward()
+        assert np.array_equal(_bits(x1.grad.numpy()), _bits(x2.grad.numpy()))
+
+
+@pytest.mark.parametrize("targets, ignore_index, fused", [
+    ([0, 4, 2, 2], -100, True),     # the common case: two reductions decide it
+    ([0, 4, 2, 2], 3, True),        # ignore_index among the classes, in range, absent
+    ([0, 4, 2, 2], 9, True),        # ignore_index beyond the classes
+    ([0, 3, 2, 3], 3, False),       # present: ignored rows, the composed path
+    ([1, 1, 1, 1], 1, False),       # every row ignored: PyTorch's nan
+])
+def test_ignore_index_and_bounds_match_pytorch(targets, ignore_index, fused):
+    pt = pytest.importorskip("torch")
+    a, _ = _logits((4, 5), np.float64, 5)
+    ours, theirs = torch.tensor(a, requires_grad=True), pt.tensor(a, requires_grad=True)
+    lo = F.cross_entropy(ours, torch.tensor(targets), ignore_index=ignore_index)
+    lt = pt.nn.functional.cross_entropy(theirs, pt.tensor(targets), ignore_index=ignore_index)
+    assert (lo.grad_fn.prim is _nll_log_softmax) == fused
+    np.testing.assert_allclose(lo.item(), lt.item(), rtol=1e-14)
+    if not np.isnan(lt.item()):
+        lo.backward()
+        lt.backward()
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-13, atol=1e-16)
+
+
+@pytest.mark.parametrize("targets, bad", [([0, -1, 2, 2], -1), ([0, 5, 2, 2], 5),
+                                          ([7, 1, -3, 2], 7)])
+def test_out_of_range_targets_raise_pytorchs_error(targets, bad):
+    pt = pytest.importorskip("torch")
+    a, _ = _logits((4, 5), np.float32, 6)
+    with pytest.raises(IndexError, match=f"Target {bad} is out of bounds"):
+        F.cross_entropy(torch.tensor(a), torch.tensor(targets))
+    with pytest.raises(IndexError, match=f"Target {bad} is out of bounds"):
+        pt.nn.functional.cross_entropy(pt.tensor(a), pt.tensor(targets))
