@@ -33,6 +33,7 @@ from .._prims.norm import batch_norm as _batch_norm_prim
 from ..autograd.grad_mode import no_grad
 from ._attention import multi_head_attention_forward  # noqa: F401
 from ._interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: F401
+from ._fused_linear import fused_linear as _fused_linear
 from ._functional_losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
                                  cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
                                  smooth_l1_loss, soft_margin_loss)
@@ -63,6 +64,9 @@ def linear(input, weight, bias=None):
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
                                f"{weight.shape[1]}x{weight.shape[0]})")
         _same_dtype(input, weight)
+        out = _fused_linear(input, weight, bias)
+        if out is not None:   # Note [One node for linear]
+            return out
         out = bind(dot_general, input, weight, contracting=((input.ndim - 1,), (1,)),
                    batch=((), ()))
     else:
