@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .scheduler import C_TYPES, Kernel, dtype_of, shape_of
-from . import config, gemm, launcher, streaming
+from . import config, gather, gemm, launcher, streaming
 from .vector_math import EXP_PRELUDE, MATH_CALL, VECTOR_MATH
 
 PRELUDE = r"""
@@ -714,6 +714,12 @@ def generate(sched, buffers, prefix=""):
             for v in args:
                 buffers.name(v)
             launch.add(name, gemm.function(name, step, p, threshold), args)
+            current.append(name)
+        elif (p := gather.plan(step)) is not None:   # Note [Index externs in C], gather.py
+            name, args = f"{prefix}index{i}", [*step.ins, step.outs[0]]
+            for v in args:
+                buffers.name(v)
+            launch.add(name, gather.function(name, step, p), args)
             current.append(name)
         elif current:
             segments.append(current)

@@ -2,7 +2,8 @@
 between kernels) and why, generated from the primitives' lower rules and the scheduler's
 conditions: ``python -m numtorch._inductor.externs`` prints the table.
 
-This module only reports; ``scheduler.lowerable`` (and ``gemm.plan`` for products) decide.
+This module only reports; ``scheduler.lowerable`` (and ``gemm.plan`` for products,
+``gather.plan`` for gather and scatter_add) decide.
 Each row names the primitive, when it is an extern ("always", or the dtypes or condition
 that make it one) and the reason, so the list in the issue's closing note is a printout,
 not a recount by hand.
@@ -39,6 +40,9 @@ def extern_table():
             when = "always"
             if name == "dot_general":     # gemm.plan: Note [Small products in C]
                 when = "unless small enough for a C loop (Note [Small products in C], gemm.py)"
+            elif name in ("gather", "scatter_add"):     # gather.plan
+                when = ("unless the index is shaped like the operand outside dim (Note [Index "
+                        "externs in C], gather.py)")
             rows.append((name, when, rule.reason))
         elif prim.mutates is not None:
             rows.append((name, "always", "a write (Note [Effects]): runs after the kernels"))

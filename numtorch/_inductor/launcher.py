@@ -32,6 +32,17 @@ integers each), not with segments x buffers. The tuple's items are read in C at
 CPython's ``PyTupleObject`` layout (header, size, items), checked by a probe at load time
 like the array data pointer (Note [Passing arrays to kernels], runner.py); where the
 probe disagrees, ``<prefix>segment(s, pointers)`` takes an array of data pointers.
+
+Note [Faults in segments]
+A function of the table may find its input wrong where eager raises: an index out of
+range in gather or scatter_add (Note [Index externs in C], gather.py). It records the
+first fault of the segment call (a code, the bad value, the size) in ``nt_fault``,
+thread-local so that concurrent calls keep theirs, and returns; both entry points clear
+it first and return its code, 0 when nothing went wrong. The rest of the segment still
+runs (on values computed from the faulting function's partly written output: other
+index functions check their own indices, so nothing reads or writes out of bounds); the
+runner then raises eager's error from ``nt_fault_value`` and the call's outputs are
+dropped. Only segments holding such a function have their result looked at.
 """
 from __future__ import annotations
 
@@ -82,8 +93,12 @@ NT_VECTOR(double, 8) NT_VECTOR(double, 4) NT_VECTOR(double, 2)
     for (int nt_l_ = 0; nt_l_ < (n); nt_l_++) nt_r_[nt_l_] = f((a), (v)[nt_l_], (c)[nt_l_]); nt_r_; })
 #ifdef NT_OTHER_UNIT             /* Note [Parallel builds] (launcher.py) */
 extern NT_KERNEL int nt_threads;
+extern NT_KERNEL __thread int64_t nt_fault[3];
 #else
 NT_KERNEL int nt_threads = 1;
+/* Note [Faults in segments] (launcher.py): what a segment's index function found wrong */
+NT_KERNEL __thread int64_t nt_fault[3];
+int64_t nt_fault_value(int32_t j) { return nt_fault[j]; }
 void nt_set_threads(int n) { nt_threads = n > 0 ? n : 1; }
 void *nt_probe(void *o) { return NT_DATA(o); }
 void *nt_probe_tuple(void *t) { return NT_TUPLE_SIZE(t) == 2 ? NT_DATA(NT_TUPLE_ITEM(t, 1)) : 0; }
@@ -100,6 +115,9 @@ static void nt_run(const nt_kernel *fns, const int32_t *calls, int32_t c, int32_
     }
 }
 #endif
+static inline void nt_fault_at(int64_t what, int64_t value, int64_t size) {
+    if (!nt_fault[0]) { nt_fault[0] = what; nt_fault[1] = value; nt_fault[2] = size; }
+}
 """
 
 
@@ -166,14 +184,16 @@ class Launcher:
             f"static const nt_kernel {p}nt_fns[] = {{{', '.join(names) or '0'}}};",
             f"static const int32_t {p}nt_calls[] = {{\n{_ints(calls)}}};",
             f"static const int32_t {p}nt_segments[] = {{\n{_ints(starts)}}};",
-            f"void {p}segment(int32_t s, void *const *b) {{",
+            f"int64_t {p}segment(int32_t s, void *const *b) {{",
+            "    nt_fault[0] = 0;",
             f"    nt_run({p}nt_fns, {p}nt_calls, {p}nt_segments[s], {p}nt_segments[s + 1], b, "
             f"{max_args});",
+            "    return nt_fault[0];",
             "}",
-            f"void {p}segment_py(int32_t s, void *t) {{",
+            f"int64_t {p}segment_py(int32_t s, void *t) {{",
             f"    void *b[{max(max_bufs, 1)}];",
             "    for (intptr_t j = 0; j < NT_TUPLE_SIZE(t); j++) b[j] = NT_DATA(NT_TUPLE_ITEM(t, j));",
-            f"    {p}segment(s, b);",
+            f"    return {p}segment(s, b);",
             "}"]) + "\n")
         return out
 

@@ -26,7 +26,7 @@ import numpy as np
 from .._core.ir import Const, Var
 from .._core.tensor import wrap
 from .. import _threads
-from . import build, codegen, config, gemm, numpy_codegen, simplify
+from . import build, codegen, config, gather, gemm, numpy_codegen, simplify
 from .scheduler import Kernel, dtype_of, schedule
 
 log = logging.getLogger("numtorch._inductor")
@@ -58,7 +58,8 @@ class CompiledGraph:
         self.kind = kind      # "c": kernels; "numpy": the fallback (Note [Fused NumPy code])
         self.kernel_count = len(sched.kernels) if sched is not None else 0
         in_c = _in_c(sched) if sched is not None and kind == "c" else set()
-        self.product_count = len(in_c) - self.kernel_count if in_c else 0
+        self.product_count = sum(1 for i in in_c if not isinstance(sched.steps[i], Kernel)
+                                 and gemm.plan(sched.steps[i]))
         self.extern_count = len(sched.steps) - len(in_c) if sched else 0
 
     def __call__(self, *args):
@@ -259,6 +260,19 @@ def _matmul_call(step, ins, out=None):
     return f"_np.matmul({a}, {b}{f', out={out}' if out else ''})"
 
 
+def _fault_raiser(lib):
+    """The function raising eager's error for the fault the last segment call on this
+    thread recorded (Note [Faults in segments], launcher.py)."""
+    value = lib.nt_fault_value
+    value.argtypes, value.restype = [ctypes.c_int32], ctypes.c_int64
+
+    def fault():
+        code, bad, size = value(0), value(1), value(2)
+        what = {v: k for k, v in gather.FAULTS.items()}.get(code, "index")
+        raise IndexError(f"{what}: index {bad} is out of bounds for dimension with size {size}")
+    return fault
+
+
 def _reads_objects(lib):
     """Whether the library reads arrays' data pointers and tuples' items at the layouts it
     assumes (Note [Passing arrays to kernels]; Note [Segments as data], launcher.py)."""
@@ -319,10 +333,14 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
         ns["_state"], ns["_set_threads"] = [None], lib.nt_set_threads
         if (direct := _reads_objects(lib)):      # Note [Segments as data], launcher.py: (segment, tuple of arrays)
             ns["_seg"] = f = getattr(lib, f"{prefix}segment_py")
-            f.argtypes, f.restype = [ctypes.c_int32, ctypes.py_object], None
+            f.argtypes = [ctypes.c_int32, ctypes.py_object]
         else:
             ns["_seg"] = f = getattr(lib, f"{prefix}segment")
-            f.argtypes, f.restype = [ctypes.c_int32, ctypes.c_void_p], None
+            f.argtypes = [ctypes.c_int32, ctypes.c_void_p]
+        # Note [Faults in segments], launcher.py: looked at where an index function runs
+        faulting = any(gather.plan(s) for s in sched.steps)
+        f.restype = ctypes.c_int64 if faulting else None
+        ns["_fault"] = _fault_raiser(lib)
     # Note [Thread counts change on the calling thread] (_threads.py): first, on this thread
     lines.insert(0, "if _pending[0] is not None: _apply_pending()")
     seg = 0
@@ -333,11 +351,17 @@ def _runner(graph, sched, buffers, segments, lib, prefix="", fixed_threads=False
                 continue          # the same entry point runs consecutive kernels
             arrays = [names[id(v)] for v in segments[seg]]
             if direct:
-                lines.append(f"_seg({seg}, ({''.join(a + ', ' for a in arrays)}))")
+                call = f"_seg({seg}, ({''.join(a + ', ' for a in arrays)}))"
             else:
                 ns[f"_ptrs{seg}"] = ctypes.c_void_p * max(len(arrays), 1)
                 datas = ", ".join(a + ".ctypes.data" for a in arrays)
-                lines.append(f"_seg({seg}, _ptrs{seg}({datas}))")
+                call = f"_seg({seg}, _ptrs{seg}({datas}))"
+            end = i
+            while end + 1 in in_c:
+                end += 1
+            if any(gather.plan(sched.steps[j]) for j in range(i, end + 1)):
+                call = f"if {call}: _fault()"
+            lines.append(call)
             seg += 1
             continue
         ins = [names.get(id(v), repr(v)) for v in step.ins]
@@ -528,8 +552,10 @@ def _private_to(x, o, readers, positions):
 
 def _in_c(sched):
     """Positions in ``sched.steps`` of what the library runs: the kernels, and the products
-    codegen.generate put in its segments (Note [Small products in C], gemm.py)."""
-    return {i for i, s in enumerate(sched.steps) if isinstance(s, Kernel) or gemm.plan(s)}
+    and index externs codegen.generate put in its segments (Note [Small products in C],
+    gemm.py; Note [Index externs in C], gather.py)."""
+    return {i for i, s in enumerate(sched.steps)
+            if isinstance(s, Kernel) or gemm.plan(s) or gather.plan(s)}
 
 
 def _escaping(graph, sched, in_c):
