@@ -200,32 +200,99 @@ def test_select_without_the_kernel_blends_in_numpy(monkeypatch, select_calls):
     assert select_calls == []
 
 
-def _relu_case(dtype, shape, seed):
-    v = _edge_values(dtype, int(np.prod(shape)), seed).reshape(shape)
-    return v
+@pytest.fixture
+def relu_calls(monkeypatch):
+    """("relu" or "grad", dtype) of the ReLU kernels' calls while the test runs."""
+    calls = []
+    if _onepass.available():
+        kernels = {}
+        for dt, (fwd, grad) in _onepass._relus.items():
+            kernels[dt] = (lambda *a, _f=fwd, _d=dt: (calls.append(("relu", _d)), _f(*a))[1],
+                           lambda *a, _f=grad, _d=dt: (calls.append(("grad", _d)), _f(*a))[1])
+        monkeypatch.setattr(_onepass, "_relus", kernels)
+    return calls
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kernel", [True, False])
-def test_large_relu_and_its_gradient_match_pytorch(dtype, kernel, monkeypatch, select_calls):
-    """ReLU at a size that takes the select kernel (or, without it, the NumPy blend):
-    -0.0 stays -0.0, NaN (either sign) passes, the gradient is 0 at +-0 and 1 at NaN, and
-    a NaN or infinite incoming gradient stays out of the zeroed entries."""
+@pytest.mark.parametrize("layout", ["c", "strided"])
+def test_relu_and_its_gradient_match_pytorch(dtype, kernel, layout, monkeypatch, relu_calls,
+                                             select_calls):
+    """ReLU in one pass (or, without the kernels or for strided input, NumPy's comparison
+    and select): -0.0 stays -0.0, NaN (either sign) passes, the gradient is 0 at +-0 and 1
+    at NaN, and a NaN or infinite incoming gradient stays out of the zeroed entries."""
     pt = pytest.importorskip("torch")
     if not kernel:
-        monkeypatch.setattr(_onepass, "_selects", {})
+        for name in ("_selects", "_relus"):
+            monkeypatch.setattr(_onepass, name, {})
         monkeypatch.setattr(_onepass, "_unavailable", [True])
-    a = _relu_case(dtype, (96, 70), 11)
+    a = _edge_values(dtype, 96 * 70, 11).reshape(96, 70)
     g = _edge_values(dtype, a.size, 12).reshape(a.shape)
-    w, ref_w = torch.tensor(a, requires_grad=True), pt.tensor(a, requires_grad=True)
-    out, ref = torch.nn.functional.relu(w * 1), pt.nn.functional.relu(ref_w * 1)
-    assert np.array_equal(_bits(out.detach().numpy()), _bits(ref.detach().numpy()))
-    out.backward(torch.tensor(g))
-    ref.backward(pt.tensor(g))
-    assert np.array_equal(_bits(w.grad.numpy()), _bits(ref_w.grad.numpy()))
-    big = torch.where(torch.tensor(a > 1), torch.tensor(a), 0.5)
-    assert np.array_equal(_bits(big.numpy()), _bits(np.where(a > 1, a, dtype(0.5))))
-    if kernel and _onepass.available():
-        assert select_calls == [np.dtype(dtype).itemsize] * 3   # forward, backward, where
-    else:
-        assert select_calls == []
+    for relu in ("F", "module"):
+        w, ref_w = torch.tensor(a, requires_grad=True), pt.tensor(a, requires_grad=True)
+        h, ref_h = w * 1, ref_w * 1
+        if layout == "strided":
+            h, ref_h = h.t(), ref_h.t()
+        f = torch.nn.functional.relu if relu == "F" else torch.nn.ReLU()
+        out = f(h)
+        ref = pt.nn.functional.relu(ref_h)
+        assert out.grad_fn.name() == ref.grad_fn.name() == "ReluBackward0"
+        assert np.array_equal(_bits(out.detach().numpy()), _bits(ref.detach().numpy()))
+        gg = g.T.copy() if layout == "strided" else g
+        out.backward(torch.tensor(gg))
+        ref.backward(pt.tensor(gg))
+        assert np.array_equal(_bits(w.grad.numpy()), _bits(ref_w.grad.numpy()))
+    fast = kernel and layout == "c" and _onepass.available()
+    assert relu_calls == ([("relu", np.dtype(dtype)), ("grad", np.dtype(dtype))] * 2
+                          if fast else [])
+
+
+def test_relu_of_small_and_other_tensors():
+    pt = pytest.importorskip("torch")
+    for a in (np.float32(-0.0), np.float64(np.nan), np.float32(3.0)):    # 0-d tensors
+        w, ref_w = torch.tensor(a, requires_grad=True), pt.tensor(a, requires_grad=True)
+        out, ref = torch.relu(w), pt.relu(ref_w)
+        assert np.array_equal(_bits(np.asarray(out.detach().numpy())),
+                              _bits(np.asarray(ref.detach().numpy())))
+        out.backward()
+        ref.backward()
+        assert np.array_equal(_bits(np.asarray(w.grad.numpy())), _bits(np.asarray(ref_w.grad.numpy())))
+    h = _edge_values(np.float16, 40, 13)                               # no kernel: NumPy
+    assert np.array_equal(_bits(torch.relu(torch.tensor(h)).numpy()),
+                          _bits(pt.relu(pt.tensor(h)).numpy()))
+    i = np.arange(-3, 4)
+    assert torch.relu(torch.tensor(i)).tolist() == pt.relu(pt.tensor(i)).tolist()
+
+
+def test_relu_saves_its_output_as_pytorch_does():
+    # ReluBackward0 reads the output: an in-place write to it is an error at backward, a
+    # write to the input is not; the input, when large, is not kept (a stand-in).
+    pt = pytest.importorskip("torch")
+    for lib in (torch, pt):
+        x = lib.ones(200, 100, requires_grad=True)
+        h = x * 2
+        y = lib.relu(h)
+        with lib.no_grad():
+            h.add_(1)
+        y.sum().backward()
+        assert x.grad.sum().item() == 2 * 200 * 100
+        y = lib.relu(x * 2)
+        y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+    x = torch.ones(200, 100, requires_grad=True)
+    node = torch.relu(x * 2).grad_fn
+    assert node.saved[0]._data.strides == (0, 0)        # the input: not kept
+
+
+def test_relu_second_order_matches_pytorch():
+    pt = pytest.importorskip("torch")
+    a = np.random.default_rng(14).standard_normal((70, 80))
+    out = []
+    for lib in (torch, pt):
+        x = lib.tensor(a, requires_grad=True)
+        (g,) = lib.autograd.grad((lib.relu(x) ** 2).sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        out.append((g.detach().numpy(), x.grad.numpy()))
+    for o, t in zip(*out):
+        np.testing.assert_allclose(o, t, rtol=1e-14)

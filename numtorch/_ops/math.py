@@ -15,7 +15,7 @@ from .._core import dtypes as _dt
 from .._core import primitive as _prim
 from .._core.primitive import STACK, bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Tensor, wrap, wrap_array
-from .._prims import elementwise as E
+from .._prims import _onepass, elementwise as E
 from .._prims import shape as S
 from ._common import (_PROMOTE_CACHE, _promotion_key, broadcast_shapes, broadcast_to,
                       check_tensor, convert, elementwise_binary, elementwise_operands,
@@ -580,25 +580,27 @@ def _out(result, out):
     return out
 
 
-@backward_name("ReluBackward0")
 def relu(input):
     """Rectified linear unit: ``max(input, 0)``, NaN kept, ``relu(-0.0)`` is -0.0 (eager), and
     the gradient is 0 at 0, as in PyTorch (Note [ReLU's zero])."""
     d = input._data if input.__class__ in TENSOR_TYPES else None
-    # where(input <= 0, 0, input) with one zero for both uses (Note [ReLU's zero]).
-    if d.__class__ is ndarray and not STACK and d.dtype.kind in "fiu":
-        zero = _ZEROS.get(d.dtype)
-        if zero is None:
-            zero = _ZEROS[d.dtype] = np.zeros((), d.dtype)
-        out = wrap(E.select.impl(E.lt.impl(d, zero), zero, d))   # -0.0 stays -0.0
-        if not (input._requires_grad and grad_mode[0]):
-            return out
-        # The select node the general path records, without its binds (Note [ReLU's zero]).
-        mask = E.le.impl(d, zero)
-        edge = (input.grad_fn, input._output_nr) if input.grad_fn is not None else (input, 0)
-        zero = number_operand(0, zero, d.shape)   # +0.0: Note [Saved numbers]
-        return _prim.record_node(E.select, (wrap_array(mask), zero, input), (None, None, edge),
-                                 out)   # wrap_array: a 0-d input's mask is a NumPy bool
+    if d.__class__ is not ndarray or STACK or d.dtype.kind not in "fiu":
+        return _relu_general(input)
+    out = _onepass.relu(d)
+    if out is None:
+        zero = _zero_of(d.dtype)
+        out = E.select.impl(E.lt.impl(d, zero), zero, d)   # -0.0 stays -0.0
+    out = wrap_array(out)
+    if not (input._requires_grad and grad_mode[0]):
+        return out
+    edge = (input.grad_fn, input._output_nr) if input.grad_fn is not None else (input, 0)
+    return _prim.record_node(_relu_node, (input,), (edge,), out)
+
+
+@backward_name("ReluBackward0")
+def _relu_general(input):
+    """relu under transforms, on meta tensors and for other dtypes: one select of
+    ``input <= 0`` (Note [ReLU's zero])."""
     check_tensor(input, "input", "relu")
     d = input._data
     if d.dtype == np.bool_:
@@ -610,22 +612,52 @@ def relu(input):
     return bind(E.select, bind(E.le, input, zero), zero, input)
 
 
+def _relu_vjp(g, out, x):
+    """ReluBackward0: ``g`` where the output is > 0 (or NaN), 0 where it is <= 0, which is
+    where the input is <= 0 (Note [ReLU's zero])."""
+    def grad_x():
+        gd, yd = g._data, out._data
+        if grad_mode[0] or STACK or gd.__class__ is not ndarray or yd.__class__ is not ndarray:
+            return where(out <= 0, 0.0, g)   # create_graph: differentiated again, in g
+        r = _onepass.relu_grad(yd, gd)
+        if r is None:
+            zero = _zero_of(yd.dtype)
+            r = E.select.impl(E.le.impl(yd, zero), zero, gd)
+        return wrap_array(r)
+    return (grad_x,)
+
+
+def _zero_of(dtype):
+    """A cached 0-d zero of ``dtype``."""
+    zero = _ZEROS.get(dtype)
+    if zero is None:
+        zero = _ZEROS[dtype] = np.zeros((), dtype)
+    return zero
+
+
+# PyTorch's ReluBackward0 (Node.name capitalizes the primitive's name) saves the output only
+_relu_node = _prim.Primitive("relu", vjp=_relu_vjp, register=False)
+_relu_node.vjp_needs = (("out",),)   # Note [What backward reads]
+
+
 # Note [ReLU's zero]
 # ReLU is `where(input <= 0, 0, input)`, PyTorch's value at 0 and its NaN (kept), with the
-# gradient 0 at 0. Spelled out, `where` would convert and broadcast the zero twice (once
-# for the comparison, once for the selection) and look up promotion twice; ReLU runs on
-# every layer of every MLP, so it binds one broadcast zero for both. Eager without grad it
-# calls the two impls directly on a cached 0-d zero (NumPy broadcasts it, the values are
-# the same); eager with grad it does the same and records the select node the binds would
-# have recorded (its saved operands: the mask, the zero broadcast as a view, the input),
-# through `record_node` (autograd/engine.py), as no bind runs.
+# gradient 0 at 0. In eager mode it is PyTorch's ReluBackward0: the value is computed
+# in one pass (`_onepass.relu`, where a C compiler works; else a comparison and a select
+# on a cached 0-d zero) and one node is recorded that saves the output only (the input,
+# if large, is not kept: Note [Saved values]); the gradient is computed from the output
+# in one pass too (`_onepass.relu_grad`), g where the output is > 0 or NaN, 0 elsewhere.
+# Reading the output makes an in-place write to it an error at backward, as in PyTorch.
+# In the MLP 784-512-256-10 SGD step this replaced a comparison, a select and a second
+# comparison (the mask) forward and a bound select backward.
 # The eager value is `where(input < 0, 0, input)`, PyTorch's clamp_min: relu(-0.0) is
-# -0.0 there, as in PyTorch (`<=` would give +0.0), while the recorded node's mask stays
-# `input <= 0`, which gives PyTorch's gradient 0 at both zeros; the two selects agree as
-# numbers everywhere, so the node is the derivative of the value computed. Under
-# transforms and on meta tensors relu is still the one select of `input <= 0` (+0.0 at
-# -0.0): the sign there would need a second select with a stop_gradient, two binds more
-# per ReLU at every level, for a value equal to the other as a number.
+# -0.0 there, as in PyTorch (`<=` would give +0.0), while the gradient's test is `<= 0`
+# (the output is <= 0 exactly where the input is), which gives PyTorch's gradient 0 at
+# both zeros; the two tests agree as numbers everywhere, so the node is the derivative
+# of the value computed. Under transforms and on meta tensors relu is the one select of
+# `input <= 0` (+0.0 at -0.0), binding one broadcast zero for both uses: the sign there
+# would need a second select with a stop_gradient, two binds more per ReLU at every
+# level, for a value equal to the other as a number.
 _ZEROS: dict = {}
 
 

@@ -4,8 +4,9 @@
   over memory, rounding as ``y * alpha`` and then ``+`` do: ``x.add_(y, alpha=a)``, the
   in-place update of every eager optimizer step (Note [One-pass add with alpha]).
 - ``select(c, x, y)`` is ``np.where(c, x, y)`` without a branch per element: every eager
-  ``where`` on large operands, and ReLU and its gradient (Note [Branch-free select],
-  elementwise.py).
+  ``where`` on large operands (Note [Branch-free select], elementwise.py).
+- ``relu(x)`` and ``relu_grad(y, g)``: eager ReLU and its gradient, each one pass with no
+  mask array (Note [ReLU's zero], _ops/math.py).
 
 The kernels are small C functions built once by the compile backend's build cache
 (numtorch/_inductor/build.py); each function returns False or None, and writes nothing,
@@ -79,12 +80,26 @@ NT_SELECT(nt_select_8, uint8_t)
 NT_SELECT(nt_select_16, uint16_t)
 NT_SELECT(nt_select_32, uint32_t)
 NT_SELECT(nt_select_64, uint64_t)
+/* ReLU as PyTorch computes it (Note [ReLU's zero], _ops/math.py): out = x < 0 ? 0 : x,
+   so -0.0 and NaN pass; its gradient from the output: 0 where out <= 0 (exactly where
+   x <= 0), else g (NaN included). Both loads are unconditional: the loops vectorize. */
+#define NT_RELU(T, S)                                                                    \
+void nt_relu_##S(T *restrict out, const T *restrict x, ptrdiff_t n) {                   \
+    for (ptrdiff_t i = 0; i < n; i++) { T v = x[i]; out[i] = v < 0 ? (T)0 : v; }        \
+}                                                                                       \
+void nt_relu_grad_##S(T *restrict out, const T *restrict y, const T *restrict g,        \
+                      ptrdiff_t n) {                                                    \
+    for (ptrdiff_t i = 0; i < n; i++) { T v = y[i], d = g[i]; out[i] = v <= 0 ? (T)0 : d; } \
+}
+NT_RELU(float, f32)
+NT_RELU(double, f64)
 """
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _BOOL = np.dtype(np.bool_)
 _kernels: dict = {}      # dtype -> axpy's ctypes function; {} until loaded
 _selects: dict = {}      # itemsize -> select's ctypes function; {} until loaded
+_relus: dict = {}        # dtype -> (ReLU's, its gradient's ctypes function); {} until loaded
 _unavailable = []        # holds True once loading failed (no compiler, build error)
 _from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
 
@@ -107,6 +122,12 @@ def _load():
         fn.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_ssize_t, ctypes.c_void_p,
                                                  ctypes.c_ssize_t, ctypes.c_ssize_t)
         _selects[size] = fn
+    for dtype, name in ((_F32, "f32"), (_F64, "f64")):
+        fwd, grad = getattr(lib, "nt_relu_" + name), getattr(lib, "nt_relu_grad_" + name)
+        fwd.restype = grad.restype = None
+        fwd.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_ssize_t)
+        grad.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_ssize_t,)
+        _relus[dtype] = fwd, grad
 
 
 def available() -> bool:
@@ -174,4 +195,36 @@ def select(c, x, y):
         return None
     out = np.empty(shape, dt)
     fn(_addressof(_from_buffer(out)), _address(c), _address(x), sx, _address(y), sy, out.size)
+    return out
+
+
+def _relu_kernels(dt):
+    """(ReLU's kernel, its gradient's) for dtype ``dt``, or None."""
+    fns = _relus.get(dt)
+    if fns is None and not _relus and not _unavailable and available():
+        fns = _relus.get(dt)
+    return fns
+
+
+def relu(x):
+    """``where(x < 0, 0, x)`` (PyTorch's ReLU: -0.0 and NaN kept) of a C-contiguous float32
+    or float64 array in one pass; None where the kernel does not apply."""
+    fns = _relu_kernels(x.dtype) if x.flags.c_contiguous else None
+    if fns is None:
+        return None
+    out = np.empty(x.shape, x.dtype)
+    fns[0](_addressof(_from_buffer(out)), _address(x), out.size)
+    return out
+
+
+def relu_grad(y, g):
+    """``where(y <= 0, 0, g)``, ReLU's gradient from its output ``y``, for C-contiguous
+    float32 or float64 ``y`` and ``g`` of one shape and dtype, in one pass; None where the
+    kernel does not apply."""
+    fns = _relu_kernels(y.dtype) if y.flags.c_contiguous and g.flags.c_contiguous \
+        and g.dtype == y.dtype and g.shape == y.shape else None
+    if fns is None:
+        return None
+    out = np.empty(y.shape, y.dtype)
+    fns[1](_addressof(_from_buffer(out)), _address(y), _address(g), out.size)
     return out
