@@ -296,3 +296,19 @@ def test_relu_second_order_matches_pytorch():
         out.append((g.detach().numpy(), x.grad.numpy()))
     for o, t in zip(*out):
         np.testing.assert_allclose(o, t, rtol=1e-14)
+
+
+def test_empty_arrays_are_left_to_numpy(select_calls, relu_calls, kernel_calls):
+    # An empty array has no buffer to point a kernel at: each entry point declines.
+    for shape in ((0,), (0, 3)):
+        e = np.zeros(shape, np.float32)
+        assert _onepass.select(np.zeros(shape, bool), e, e) is None
+        assert _onepass.relu(e) is None and _onepass.relu_grad(e, e) is None
+        assert _onepass.axpy(e.copy(), e, 2.0) is False
+        x = torch.zeros(shape)
+        assert x.add_(torch.zeros(shape), alpha=2.0) is x and x.shape == shape
+        w = torch.zeros(shape, requires_grad=True)
+        y = torch.relu(w * 1)
+        y.sum().backward()
+        assert y.shape == shape and w.grad.shape == shape
+    assert select_calls == relu_calls == kernel_calls == []

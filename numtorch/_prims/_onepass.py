@@ -144,8 +144,8 @@ def axpy(x, y, alpha) -> bool:
     dt = x.dtype
     if (dt is not _F32 and dt is not _F64) or y.dtype is not dt or y.shape != x.shape \
             or alpha.__class__ not in (float, int) or not x.flags.c_contiguous \
-            or not y.flags.c_contiguous or not x.flags.writeable:
-        return False
+            or not y.flags.c_contiguous or not x.flags.writeable or not x.size:
+        return False   # (an empty array has no buffer to point at: NumPy adds nothing)
     fn = _kernels.get(dt)
     if fn is None:
         if _unavailable or not available():
@@ -191,7 +191,7 @@ def select(c, x, y):
         return select(c, x, y)   # loaded now
     shape = c.shape
     sx, sy = _step(x, shape), _step(y, shape)
-    if sx is None or sy is None:
+    if sx is None or sy is None or not c.size:
         return None
     out = np.empty(shape, dt)
     fn(_addressof(_from_buffer(out)), _address(c), _address(x), sx, _address(y), sy, out.size)
@@ -209,7 +209,7 @@ def _relu_kernels(dt):
 def relu(x):
     """``where(x < 0, 0, x)`` (PyTorch's ReLU: -0.0 and NaN kept) of a C-contiguous float32
     or float64 array in one pass; None where the kernel does not apply."""
-    fns = _relu_kernels(x.dtype) if x.flags.c_contiguous else None
+    fns = _relu_kernels(x.dtype) if x.flags.c_contiguous and x.size else None
     if fns is None:
         return None
     out = np.empty(x.shape, x.dtype)
@@ -222,7 +222,7 @@ def relu_grad(y, g):
     float32 or float64 ``y`` and ``g`` of one shape and dtype, in one pass; None where the
     kernel does not apply."""
     fns = _relu_kernels(y.dtype) if y.flags.c_contiguous and g.flags.c_contiguous \
-        and g.dtype == y.dtype and g.shape == y.shape else None
+        and g.dtype == y.dtype and g.shape == y.shape and y.size else None
     if fns is None:
         return None
     out = np.empty(y.shape, y.dtype)
