@@ -25,8 +25,8 @@ makes each pool spin on the cores the other needs (a measured 100x slowdown). Th
   against 113 ms active), whatever else the process loaded first: after a spin of about
   0.1 ms (Note [A short spin], openmp.py), which keeps them awake between the regions of
   one computation;
-- kernels of a graph that also calls BLAS (a dot_general or conv extern) open a parallel
-  region only above ``config.cpp.parallel_threshold_with_blas`` elements of work (4M,
+- kernels of a graph that also calls BLAS (a dot_general or conv extern) run in parallel
+  (on the pool since, Note [Kernels on the pool], pool.py) only above ``config.cpp.parallel_threshold_with_blas`` elements of work (4M,
   against 32K otherwise): below it, the second OpenMP thread would share a core with an
   OpenBLAS thread still spinning after the matmul. Measured in one run on the 2-core
   machine under load ~13 (medians of 30, ms): softmax(x @ w).sum(-1) at 512x512 took
@@ -76,7 +76,7 @@ import subprocess
 import tempfile
 import warnings
 
-from . import config, openmp
+from . import config, openmp, pool
 
 log = logging.getLogger("numtorch._inductor")
 
@@ -272,6 +272,7 @@ def load(source, vector_math=False):
     else:
         lib = ctypes.CDLL(so)
     _LOADED[key] = lib
+    pool.set_pool(lib, units)   # Note [Kernels on the pool] (pool.py)
     return lib
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .scheduler import C_TYPES, Kernel, dtype_of, shape_of
-from . import config, gather, gemm, launcher, streaming
+from . import config, gather, gemm, launcher, pool, streaming
 from .vector_math import EXP_PRELUDE, MATH_CALL, VECTOR_MATH
 
 PRELUDE = r"""
@@ -32,7 +32,7 @@ PRELUDE = r"""
 #include <omp.h>
 #define NT_DATA_OFFSET (sizeof(intptr_t) + sizeof(void *))  /* PyObject_HEAD */
 #define NT_DATA(o) (*(void **)((char *)(o) + NT_DATA_OFFSET))
-""" + launcher.PRELUDE + r"""/* np.maximum / np.minimum: NaN wins; equal operands (signed zeros) give the second */
+""" + launcher.PRELUDE + pool.PRELUDE + r"""/* np.maximum / np.minimum: NaN wins; equal operands (signed zeros) give the second */
 #define nt_max(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
 #define nt_min(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
 /* torch.sign: sign(nan) == sign(-0.0) == 0 */
@@ -116,6 +116,7 @@ class Emitter:
         self.blocking = []
         self.streams = False  # Note [Streaming stores]: ends with nt_stream_fence()
         self.column = _column_width(sched, kernel, self.outer)   # Note [Column reductions]
+        self.pieces = []      # a horizontal kernel's loop nests, with their work (pool.py)
         self.lines = []
         self.counter = 0
 
@@ -212,8 +213,8 @@ class Emitter:
                 nest = [f"{t} {row}[{size}] __attribute__((aligned(64)));"] + nest + [
                     f"nt_stream({self.buffers.name(var)} + ({base})*{size}, {row}, "
                     f"{size} * sizeof({t}));"]
-            if self.kernel.horizontal and self.parallel():
-                nest = _workshare(nest)
+            if self.kernel.horizontal:
+                self.pieces.append((nest, int(np.prod(var.shape))))
             if self.column:       # Note [Column reductions]: one outer index per lane
                 nest = self._lane_loop(nest, simd=not any(n != 1 for n in inner))
             self.lines = saved + nest
@@ -452,77 +453,61 @@ class Emitter:
         return name
 
     def parallel(self):
-        """Whether the kernel opens a parallel region: not below the threshold, where even
-        an if(0) region costs a libgomp call (a few µs per small kernel)."""
-        outer, k = self.outer, self.kernel
-        total = int(np.prod(outer)) if outer else 1
-        work = sum(int(np.prod(c.var.shape[len(outer):] if not c.is_reduction else
-                               shape_of(c.node.ins[0])[len(outer):])) for c in k.comps)
-        return total * work > (config.cpp.parallel_threshold_with_blas if _calls_blas(self.sched)
-                               else config.cpp.parallel_threshold)
+        """Whether the kernel runs in chunks on the pool (Note [Kernels on the pool],
+        pool.py): not below the threshold, where the chunks would cost more than a second
+        thread saves."""
+        return self.work() > (config.cpp.parallel_threshold_with_blas if _calls_blas(self.sched)
+                              else config.cpp.parallel_threshold)
+
+    def work(self):
+        """Elements the kernel computes or reduces per call (all of its computations)."""
+        return sum(int(np.prod(shape_of(c.node.ins[0]) if c.is_reduction else c.var.shape))
+                   for c in self.kernel.comps)
 
     def function(self):
-        """The kernel's C function (after emitting all computations)."""
+        """The kernel's C function (after emitting all computations); a parallel kernel's
+        runs its loops in chunks on the pool (Note [Kernels on the pool], pool.py)."""
         outer, k = self.outer, self.kernel
         total = int(np.prod(outer)) if outer else 1
         body = self.lines
-        lines = [f"NT_KERNEL void {self.prefix}{k.name}(void *const *b) {{"]
+        name = f"{self.prefix}{k.name}"
         # b holds this kernel's buffers only, in first-use order (launcher.py)
         by_name = {self.buffers.names[id(v)]: v for v in self.buffers.order}
         self.args = [by_name[n] for n in launcher.kernel_buffers(body)]
-        for j, v in enumerate(self.args):
-            lines.append(f"    {C_TYPES[dtype_of(v).name]} *restrict {self.buffers.names[id(v)]} = b[{j}];")
-        parallel = self.parallel()
+        decls = [f"    {C_TYPES[dtype_of(v).name]} *restrict {self.buffers.names[id(v)]} = b[{j}];"
+                 for j, v in enumerate(self.args)]
+        parallel = total > 0 and self.parallel()
+        loop = None
         if total == 0:
-            pass        # nothing to compute (a size-0 dimension)
+            body = []       # nothing to compute (a size-0 dimension)
         elif self.column:     # Note [Column reductions]: blocks of the last outer dim
             (last, n), width = [(i, n) for i, n in zip(self.outer_idx, outer) if n != 1][-1], self.column
             blocks = -(-n // width)
             dims = [(i, m) for i, m in zip(self.outer_idx[:-1], outer[:-1]) if m != 1]
-            unflat = [f"const int64_t {i} = o / {blocks * int(np.prod([m for _, m in dims[k + 1:]]))} % {m};"
-                      for k, (i, m) in enumerate(dims)]
-            unflat += ([f"const int64_t ob = 0, ow = {n};"] if blocks == 1 else [
+            loop = [f"const int64_t {i} = o / {blocks * int(np.prod([m for _, m in dims[j + 1:]]))} % {m};"
+                    for j, (i, m) in enumerate(dims)]
+            loop += ([f"const int64_t ob = 0, ow = {n};"] if blocks == 1 else [
                 f"const int64_t ob = o % {blocks} * {width};",
                 f"const int64_t ow = {n} - ob < {width} ? {n} - ob : {width};"])
-            loop = [f"for (int64_t o = 0; o < {total // n * blocks}; o++) {{"]
-            loop += ["    " + line for line in unflat + body] + ["}"]
-            if parallel:
-                loop.insert(0, "#pragma omp parallel for schedule(static) num_threads(nt_threads)")
-            lines += ["    " + line for line in loop]
+            count = total // n * blocks
         elif any(n != 1 for n in outer):
             dims = [(i, n) for i, n in zip(self.outer_idx, outer) if n != 1]
-            unflat = []
-            for k, (i, n) in enumerate(dims):
-                stride = int(np.prod([m for _, m in dims[k + 1:]]))
-                unflat.append(f"const int64_t {i} = o / {stride} % {n};" if stride > 1 else
-                              f"const int64_t {i} = o % {n};")
-            loop = [f"for (int64_t o = 0; o < {total}; o++) {{"]
-            loop += ["    " + line for line in unflat + body] + ["}"]
-            if self.streams:    # Note [Streaming stores]: each thread fences its own rows
-                if parallel:
-                    loop = ["#pragma omp parallel num_threads(nt_threads)", "{",
-                            "    #pragma omp for schedule(static) nowait"] + [
-                        "    " + line for line in loop] + ["    nt_stream_fence();", "}"]
-                else:
-                    loop += ["nt_stream_fence();"]
-            elif parallel:
-                loop.insert(0, "#pragma omp parallel for schedule(static) num_threads(nt_threads)")
-            lines += ["    " + line for line in loop]
-        elif parallel and k.horizontal:
-            # Note [Horizontal fusion]: one region, a worksharing loop per computation
-            lines += ["    #pragma omp parallel num_threads(nt_threads)", "    {"]
-            lines += ["        " + line for line in body] + ["    }"]
-        elif parallel and len(k.comps) == 1 and not k.comps[0].is_reduction and \
-                "#pragma omp simd" in body:
-            # one flat pointwise loop: parallel and vectorised together
-            body = list(body)
-            j = body.index("#pragma omp simd")
-            body[j] = "#pragma omp parallel for simd schedule(static) num_threads(nt_threads)"
-            lines += ["    " + line for line in body]
-        else:
-            lines += ["    " + line for line in body]
-        lines.append("}")
-        return lines
+            loop, count = [], total
+            for j, (i, n) in enumerate(dims):
+                stride = int(np.prod([m for _, m in dims[j + 1:]]))
+                loop.append(f"const int64_t {i} = o / {stride} % {n};" if stride > 1 else
+                            f"const int64_t {i} = o % {n};")
+        if loop is not None:
+            body = [f"for (int64_t o = 0; o < {count}; o++) {{"] + [
+                "    " + line for line in loop + body] + ["}"]
+        if parallel and (loop is not None or k.horizontal or (
+                len(k.comps) == 1 and not k.comps[0].is_reduction and "#pragma omp simd" in body)):
+            pieces = self.pieces if k.horizontal else [(body, self.work())]
+            return pool.functions(name, decls, pieces, fence=self.streams)
+        if self.streams:     # Note [Streaming stores]
+            body = body + ["nt_stream_fence();"]
+        return [f"NT_KERNEL void {name}(void *const *b) {{"] + decls + [
+            "    " + line for line in body] + ["}"]
 
 
 # Note [Sums of products]
@@ -605,18 +590,6 @@ def _column_width(sched, kernel, outer):
             return 0
     n = outer[-1]
     return n if n <= COLUMN_WIDTH else COLUMN_WIDTH
-
-
-def _workshare(nest):
-    """A computation's loop nest as a worksharing construct of the enclosing parallel
-    region (Note [Horizontal fusion]): its outermost loop split among the threads, no
-    barrier after it; a nest without loops (a 0-d or all-size-1 value) runs once."""
-    for j, line in enumerate(nest):
-        if line.startswith("for "):
-            if j and nest[j - 1] == "#pragma omp simd":
-                return nest[:j - 1] + ["#pragma omp for simd schedule(static) nowait"] + nest[j:]
-            return nest[:j] + ["#pragma omp for schedule(static) nowait"] + nest[j:]
-    return ["#pragma omp single nowait", "{"] + nest + ["}"]
 
 
 

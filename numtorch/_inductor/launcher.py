@@ -51,6 +51,7 @@ import re
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _BUFFER = re.compile(r"\bbuf\d+\b")
 _INDEX_DECL = re.compile(r"\bint64_t\s+(\w+)")
+_PART = re.compile(r"\b\w+_part\b")       # a kernel's chunk function (pool.py)
 _WORD = re.compile(r"\b\w+\b")
 
 
@@ -70,7 +71,7 @@ def kernel_key(text):
     rename = {}
     for name in _BUFFER.findall(text):
         rename.setdefault(name, f"B{len(rename)}")
-    for name in _INDEX_DECL.findall(text):
+    for name in _INDEX_DECL.findall(text) + _PART.findall(text):
         rename.setdefault(name, f"I{len(rename)}")
     return _WORD.sub(lambda m: rename.get(m.group(0), m.group(0)), text)
 

@@ -22,9 +22,9 @@ Anything else starts a new kernel, and the reduction is stored to a temporary bu
 Note [Horizontal fusion]
 Independent pointwise computations of different shapes share a kernel too: a kernel
 without reductions takes any pointwise computation, and the code generator gives each its
-own loop nest, all inside one parallel region (``omp for nowait``: no barrier between
-them, since no computation of a kernel reads another's memory, Note [Fusion by
-inlining]). So an optimizer step over all parameters (new values, momentum buffers) is one
+own loop nest, and a parallel kernel's chunks cut all of them (one table of chunks, Note
+[Kernels on the pool], pool.py: no order between them, since no computation of a kernel
+reads another's memory, Note [Fusion by inlining]). So an optimizer step over all parameters (new values, momentum buffers) is one
 kernel. Its writes into the parameters (``copy_to``) would split it at every parameter;
 but the runner performs writes after all kernels anyway (Note [Writes run last]), and
 `simplify.forward_writes` points every reader of a written value at the value itself, so

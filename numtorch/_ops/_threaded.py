@@ -8,7 +8,9 @@ otherwise; ``binary_(prim, d, o)`` writes ``prim(d, o)`` into ``d`` the same way
 is built and cached by the compile backend's machinery (numtorch/_inductor/build.py); with
 no working compiler NumPy computes. Callers call these only above ``LARGE`` elements (one
 comparison on their hot path; Note [Large elementwise ops on numtorch's threads]). This
-module knows nothing of Tensors or autograd: it computes a forward value.
+module knows nothing of Tensors or autograd: it computes a forward value. Compiled kernels
+run their chunks on the same pool (``pool_address``; Note [Kernels on the pool],
+_inductor/pool.py).
 """
 from __future__ import annotations
 
@@ -127,7 +129,13 @@ _SOURCE = r"""
     case K + 2: NT_LOOP(T, OP, 0, 1) break;
 
 /* kind = 12 * dtype (0 float32, 1 float64) + 3 * op (add, sub, mul, div) + form (vv, vs, sv) */
+typedef void (*nt_part)(void *const *, int64_t);
+
 static void compute(int kind, void *out, const void *a, const void *b, ptrdiff_t lo, ptrdiff_t hi) {
+    if (kind < 0) {          /* a compiled kernel's chunks lo..hi (nt_pool_call) */
+        for (ptrdiff_t c = lo; c < hi; c++) ((nt_part)out)((void *const *)a, c);
+        return;
+    }
     switch (kind) {
         NT_FORMS(0, float, +) NT_FORMS(3, float, -) NT_FORMS(6, float, *) NT_FORMS(9, float, /)
         NT_FORMS(12, double, +) NT_FORMS(15, double, -) NT_FORMS(18, double, *)
@@ -141,7 +149,7 @@ static _Atomic uint32_t done;            /* chunks finished of the current job *
 static _Atomic int sleepers;
 static _Atomic int job_kind, job_workers;
 static _Atomic uintptr_t job_out, job_a, job_b;
-static _Atomic ptrdiff_t job_n;
+static _Atomic ptrdiff_t job_n, job_chunk;
 static int started;                      /* workers started (by the caller holding busy) */
 static pid_t owner;                      /* the process that started them */
 static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER;
@@ -163,11 +171,11 @@ static void work(uint32_t job) {
         void *out = (void *)atomic_load(&job_out);
         const void *a = (const void *)atomic_load(&job_a);
         const void *b = (const void *)atomic_load(&job_b);
-        ptrdiff_t n = atomic_load(&job_n);
-        ptrdiff_t lo = (ptrdiff_t)(uint32_t)s * CHUNK;
+        ptrdiff_t n = atomic_load(&job_n), size = atomic_load(&job_chunk);
+        ptrdiff_t lo = (ptrdiff_t)(uint32_t)s * size;
         if (lo >= n) return;
         if (!atomic_compare_exchange_weak(&state, &s, s + 1)) continue;
-        compute(kind, out, a, b, lo, lo + CHUNK < n ? lo + CHUNK : n);
+        compute(kind, out, a, b, lo, lo + size < n ? lo + size : n);
         atomic_fetch_add(&done, 1);
     }
 }
@@ -199,10 +207,11 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-/* out[i] = a[i] op b[i] for i < n on up to `threads` threads (the caller and threads - 1
-   workers); serially when the pool is in use by another caller. */
-void nt_binary(int kind, void *out, const void *a, const void *b, ptrdiff_t n, int threads) {
-    ptrdiff_t chunks = (n + CHUNK - 1) / CHUNK;
+/* compute(kind, out, a, b, 0, n) in chunks of `size` on up to `threads` threads (the
+   caller and threads - 1 workers); serially when the pool is in use by another caller. */
+static void run(int kind, void *out, const void *a, const void *b, ptrdiff_t n, ptrdiff_t size,
+                int threads) {
+    ptrdiff_t chunks = (n + size - 1) / size;
     if (threads > MAX_WORKERS + 1) threads = MAX_WORKERS + 1;
     if (threads < 2 || chunks < 2 || chunks > 0x7fffffff || pthread_mutex_trylock(&busy) != 0) {
         compute(kind, out, a, b, 0, n);
@@ -238,6 +247,7 @@ void nt_binary(int kind, void *out, const void *a, const void *b, ptrdiff_t n, i
     atomic_store(&job_a, (uintptr_t)a);
     atomic_store(&job_b, (uintptr_t)b);
     atomic_store(&job_n, n);
+    atomic_store(&job_chunk, size);
     atomic_store(&job_workers, threads - 1);
     atomic_store(&done, 0);
     atomic_store(&state, (uint64_t)job << 32);
@@ -254,6 +264,17 @@ void nt_binary(int kind, void *out, const void *a, const void *b, ptrdiff_t n, i
     }
     pthread_mutex_unlock(&busy);
 }
+
+/* out[i] = a[i] op b[i] for i < n (kind: see compute) */
+void nt_binary(int kind, void *out, const void *a, const void *b, ptrdiff_t n, int threads) {
+    run(kind, out, a, b, n, CHUNK, threads);
+}
+
+/* part(args, c) for each chunk c < chunks of a compiled kernel, each chunk claimed by one
+   thread (Note [Kernels on the pool], numtorch/_inductor/pool.py) */
+void nt_pool_call(nt_part part, void *const *args, int64_t chunks, int threads) {
+    run(-1, (void *)part, args, 0, chunks, 1, threads);
+}
 """
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -264,6 +285,7 @@ _KINDS = {(prim, dt, form): 12 * i + 3 * j + k
           for j, prim in enumerate((E.add, E.sub, E.mul, E.div))
           for k, form in enumerate(_FORMS)}
 _run = []                # [nt_binary] once loaded
+_pool = []               # [the address of nt_pool_call] once loaded
 _unavailable = []        # holds True once loading failed (no compiler, build error)
 _from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
 
@@ -274,6 +296,7 @@ def _load():
     if lib is None:
         _unavailable.append(True)
         return
+    _pool.append(ctypes.cast(lib.nt_pool_call, ctypes.c_void_p).value)
     fn = lib.nt_binary
     fn.restype = None
     fn.argtypes = (ctypes.c_int,) + (ctypes.c_void_p,) * 3 + (ctypes.c_ssize_t, ctypes.c_int)
@@ -285,6 +308,13 @@ def available() -> bool:
     if not _run and not _unavailable:
         _load()
     return bool(_run)
+
+
+def pool_address():
+    """The address of ``nt_pool_call(part, args, chunks, threads)``, which runs a compiled
+    kernel's chunks on this pool (Note [Kernels on the pool], _inductor/pool.py), or None
+    where the pool cannot be built."""
+    return _pool[0] if available() else None
 
 
 def _address(x):

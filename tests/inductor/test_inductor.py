@@ -76,7 +76,7 @@ def test_kernels_beside_blas_stay_serial_below_their_threshold():
     x = torch.randn(256, 256)
     alone = compiled(lambda x: torch.softmax(x, -1), x)
     beside = compiled(lambda x: torch.softmax(x @ x, -1), x)
-    assert "omp parallel" in alone.source and "omp parallel" not in beside.source
+    assert "_part, b, " in alone.source and "_part, b, " not in beside.source
     assert_close(beside(x), (torch.softmax(x @ x, -1),))
 
 
@@ -98,7 +98,7 @@ def test_ieee_specials_match_eager():
 def test_output_code_has_source_lines():
     x = torch.randn(256, 256)
     c = compiled(lambda x: torch.softmax(x, -1), x)
-    assert "#pragma omp parallel for" in c.source and "test_inductor.py" in c.source
+    assert "_part, b, " in c.source and "test_inductor.py" in c.source   # on the pool
     assert "reduce_max" in c.source and "reduce_sum" in c.source
     # Note [Row cache]: exp(x - max) is computed once per element, in the sum loop
     assert c.source.count(" = nt_exp(") == 1 and "row0[" in c.source
@@ -106,10 +106,11 @@ def test_output_code_has_source_lines():
 
 @needs_cc
 def test_small_kernels_open_no_parallel_region():
-    """Below config.cpp.parallel_threshold there is no OpenMP region to enter at all."""
+    """Below config.cpp.parallel_threshold a kernel is its loops: no chunks, no pool
+    (Note [Kernels on the pool])."""
     x = torch.randn(4, 4)
     c = compiled(lambda x: torch.softmax(x, -1), x)
-    assert "omp parallel" not in c.source and "#pragma omp simd" in c.source
+    assert "_part, b, " not in c.source and "#pragma omp simd" in c.source
     assert_close(c(x), (torch.softmax(x, -1),))
 
 
@@ -302,7 +303,8 @@ def test_an_optimizer_step_over_all_parameters_is_one_kernel(numpy_code):
         config.cpp.parallel_threshold = saved
     if not numpy_code:
         assert c.kernel_count == 1, c.source
-        assert "omp for simd schedule(static) nowait" in c.source and "omp single" in c.source
+        # Note [Kernels on the pool]: a table of chunks of each loop; 0-d values in one
+        assert "static const int64_t nt_t[][3]" in c.source and "case 5: {" in c.source
     state, expected = _sgd_state(), _sgd_state()
     for _ in range(3):
         c(*[t for group in state for t in group])
