@@ -189,6 +189,35 @@ def test_select_kernel_declines_other_layouts(select_calls):
         assert np.array_equal(_bits(E.select.impl(*args)), _bits(np.where(*args)))
 
 
+@needs_kernel
+def test_select_kernel_takes_transposed_layouts(select_calls):
+    # vmap's batched results are often a transpose of a contiguous array: c, x and y
+    # laid out alike (or x, y broadcast) run in memory order, the result in c's layout.
+    rng = np.random.default_rng(15)
+    base = rng.standard_normal((64, 10, 128)).astype(np.float32)
+    y = base.transpose(1, 0, 2)
+    x = (base * 2).transpose(1, 0, 2)
+    c = y < 0
+    zero = np.zeros((), np.float32)
+    for a, b in ((zero, y), (np.broadcast_to(zero, y.shape), y), (x, y), (y, zero)):
+        out = _onepass.select(c, a, b)
+        assert out.strides == y.strides
+        assert np.array_equal(_bits(out), _bits(np.where(c, a, b)))
+    one = rng.standard_normal((5, 1, 7)).astype(np.float64).transpose(2, 1, 0)
+    odd = np.lib.stride_tricks.as_strided(one, strides=(8, 12345, 56))   # a size-1 dim's stride
+    out = _onepass.select(odd > 0, odd, np.full((), 1.5))
+    assert np.array_equal(_bits(out), _bits(np.where(odd > 0, odd, 1.5)))
+    assert _onepass.select(odd > 0, odd, np.float64(1.5)) is None       # a NumPy scalar
+    assert len(select_calls) == 5
+    # layouts that differ from c's, or that do not fill their memory, or run backwards
+    declined = [(c, y.copy(), zero), (c, zero, np.ascontiguousarray(y)),
+                (c[:, ::2], y[:, ::2], zero), (c[::-1], y[::-1], zero)]
+    for args in declined:
+        assert _onepass.select(*args) is None
+        assert np.array_equal(_bits(E.select.impl(*args)), _bits(np.where(*args)))
+    assert len(select_calls) == 5
+
+
 def test_select_without_the_kernel_blends_in_numpy(monkeypatch, select_calls):
     monkeypatch.setattr(_onepass, "_selects", {})
     monkeypatch.setattr(_onepass, "_unavailable", [True])

@@ -163,39 +163,67 @@ def axpy(x, y, alpha) -> bool:
 
 
 def _address(a):
-    # Through the buffer protocol where writeable: ndarray.ctypes builds Python objects.
-    return _addressof(_from_buffer(a)) if a.flags.writeable else a.ctypes.data
+    # Through the buffer protocol where it takes the array (writeable, C-contiguous):
+    # ndarray.ctypes builds Python objects, 4x slower.
+    f = a.flags
+    return _addressof(_from_buffer(a)) if f.writeable and f.c_contiguous else a.ctypes.data
 
 
-def _step(a, shape):
-    """1 for a C-contiguous operand of ``shape``, 0 for one element broadcast (a 0-d array
-    or a view with zero strides), None for any other layout."""
-    if a.shape == shape and a.flags.c_contiguous:
+def _dense(a):
+    """Whether ``a`` fills its memory exactly, in some order of its dims: C-contiguous, or
+    a transpose of a C-contiguous array (vmap's batched results often are)."""
+    if a.flags.c_contiguous:
+        return True
+    expect = a.itemsize
+    for stride, size in sorted(zip(a.strides, a.shape)):
+        if size != 1:
+            if stride != expect:
+                return False
+            expect *= size
+    return True
+
+
+def _step(a, c):
+    """1 for an operand laid out in memory as ``c`` is (element i of both at their i-th
+    place in memory), 0 for one element broadcast (a 0-d array or a view with zero
+    strides), None for any other layout."""
+    if a.shape != c.shape:
+        return 0 if not a.ndim else None
+    if a.flags.c_contiguous and c.flags.c_contiguous:
         return 1
-    if not a.ndim or (a.size and not any(a.strides)):
+    if a.size and not any(a.strides):
         return 0
-    return None
+    k = a.itemsize   # c is bool: one byte per element
+    for sa, sc, n in zip(a.strides, c.strides, a.shape):
+        if sa != sc * k and n != 1:
+            return None
+    return 1
 
 
 def select(c, x, y):
-    """``np.where(c, x, y)`` for a C-contiguous bool ``c`` and ``x``, ``y`` of one dtype,
-    each of ``c``'s shape or one element broadcast, in one branch-free pass: the same
-    bits (Note [Branch-free select], elementwise.py); None, with nothing computed, for
-    other operands or where the kernels are unavailable."""
+    """``np.where(c, x, y)`` for a bool ``c`` that fills its memory (C-contiguous or a
+    transpose of such) and ``x``, ``y`` of one dtype, each laid out as ``c`` or one element
+    broadcast, in one branch-free pass over memory: the same bits, in ``c``'s layout
+    (Note [Branch-free select], elementwise.py); None, with nothing computed, for other
+    operands or where the kernels are unavailable."""
     dt = x.dtype
     fn = _selects.get(dt.itemsize)
-    if fn is None or y.dtype != dt or c.dtype is not _BOOL or not c.flags.c_contiguous \
-            or dt.hasobject:
+    if fn is None or y.dtype != dt or c.dtype is not _BOOL or dt.hasobject:
         if _unavailable or _selects or not available():
             return None
         return select(c, x, y)   # loaded now
-    shape = c.shape
-    sx, sy = _step(x, shape), _step(y, shape)
-    if sx is None or sy is None or not c.size:
+    if not c.size or x.__class__ is not np.ndarray or y.__class__ is not np.ndarray \
+            or not _dense(c):
+        return None   # (NumPy scalars have no buffer to point at)
+    sx, sy = _step(x, c), _step(y, c)
+    if sx is None or sy is None:
         return None
-    out = np.empty(shape, dt)
-    fn(_addressof(_from_buffer(out)), _address(c), _address(x), sx, _address(y), sy, out.size)
-    return out
+    flat = np.empty(c.size, dt)
+    fn(_addressof(_from_buffer(flat)), _address(c), _address(x), sx, _address(y), sy, c.size)
+    if c.flags.c_contiguous:
+        return flat.reshape(c.shape)
+    k = dt.itemsize
+    return np.ndarray(c.shape, dt, flat, 0, tuple([s * k for s in c.strides]))
 
 
 def _relu_kernels(dt):
