@@ -325,6 +325,14 @@ def test_relu_second_order_matches_pytorch():
         out.append((g.detach().numpy(), x.grad.numpy()))
     for o, t in zip(*out):
         np.testing.assert_allclose(o, t, rtol=1e-14)
+    for v in (2.0, -1.0, 0.0, -0.0, np.nan):          # 0-d, at and around the kink
+        res = []
+        for lib in (torch, pt):
+            x = lib.tensor(v, requires_grad=True)
+            (g,) = lib.autograd.grad(lib.relu(x * 3) ** 2, x, create_graph=True)
+            (gg,) = lib.autograd.grad(g, x)
+            res.append((g.item(), gg.item()))
+        np.testing.assert_array_equal(*res)
 
 
 def test_empty_arrays_are_left_to_numpy(select_calls, relu_calls, kernel_calls):

@@ -617,8 +617,10 @@ def _relu_vjp(g, out, x):
     where the input is <= 0 (Note [ReLU's zero])."""
     def grad_x():
         gd, yd = g._data, out._data
-        if grad_mode[0] or STACK or gd.__class__ is not ndarray or yd.__class__ is not ndarray:
-            return where(out <= 0, 0.0, g)   # create_graph: differentiated again, in g
+        if STACK or gd.__class__ is not ndarray or yd.__class__ is not ndarray:
+            return where(out <= 0, 0.0, g)
+        if grad_mode[0]:   # create_graph: a select node, differentiated again in g
+            return E._select_ct(wrap_array(E.le.impl(yd, _zero_of(yd.dtype))), g, False)
         r = _onepass.relu_grad(yd, gd)
         if r is None:
             zero = _zero_of(yd.dtype)
