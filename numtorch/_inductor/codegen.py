@@ -117,6 +117,7 @@ class Emitter:
         self.streams = False  # Note [Streaming stores]: ends with nt_stream_fence()
         self.column = _column_width(sched, kernel, self.outer)   # Note [Column reductions]
         self.pieces = []      # a horizontal kernel's loop nests, with their work (pool.py)
+        self.scalars = {}     # buffer name -> its one element's local (Note [One-element reads at entry])
         self.lines = []
         self.counter = 0
 
@@ -130,7 +131,7 @@ class Emitter:
             value = self.sched.literal_consts.get(id(v))
             if value is not None:
                 return literal(value, dtype_of(v))
-            return f"{self.buffers.name(v)}[{flat_index(idx, shape_of(v))}]"
+            return self.read(v, idx)
         key = (id(v), tuple(idx))
         if key in scope:
             return scope[key]
@@ -151,13 +152,23 @@ class Emitter:
                             comp.kernel is not None and (comp.is_reduction or comp.stored)):
             if comp is not None and comp.kernel is not self.kernel:
                 self.foreign.append(v)
-            return f"{self.buffers.name(v)}[{flat_index(idx, v.shape)}]"
+            return self.read(v, idx)
         expr = self.expr(node, idx, scope)
         name = self.local()
         self.lines.append(f"{C_TYPES[v.dtype.name]} {name} = {expr};"
                           + (f"  /* {v.name} = {node.prim.name} */" if config.debug else ""))
         scope[key] = name
         return name
+
+    def read(self, v, idx):
+        """A read of ``v``'s memory at ``idx``; a value of one element is read once, at the
+        kernel's entry (Note [One-element reads at entry])."""
+        name = self.buffers.name(v)
+        if int(np.prod(shape_of(v))) != 1:
+            return f"{name}[{flat_index(idx, shape_of(v))}]"
+        if name not in self.scalars:
+            self.scalars[name] = f"sv{len(self.scalars) + 1}"
+        return self.scalars[name]
 
     def expr(self, node, idx, scope):
         rule, out = node.prim.lower, node.outs[0]
@@ -473,9 +484,11 @@ class Emitter:
         name = f"{self.prefix}{k.name}"
         # b holds this kernel's buffers only, in first-use order (launcher.py)
         by_name = {self.buffers.names[id(v)]: v for v in self.buffers.order}
-        self.args = [by_name[n] for n in launcher.kernel_buffers(body)]
+        reads = [f"    const {C_TYPES[dtype_of(by_name[n]).name]} {local} = {n}[0];"
+                 for n, local in self.scalars.items()]
+        self.args = [by_name[n] for n in launcher.kernel_buffers(reads + body)]
         decls = [f"    {C_TYPES[dtype_of(v).name]} *restrict {self.buffers.names[id(v)]} = b[{j}];"
-                 for j, v in enumerate(self.args)]
+                 for j, v in enumerate(self.args)] + reads
         parallel = total > 0 and self.parallel()
         loop = None
         if total == 0:
@@ -508,6 +521,18 @@ class Emitter:
             body = body + ["nt_stream_fence();"]
         return [f"NT_KERNEL void {name}(void *const *b) {{"] + decls + [
             "    " + line for line in body] + ["}"]
+
+
+# Note [One-element reads at entry]
+# A value of one element that a kernel reads from memory (a 0-d input such as the 0 that
+# cross entropy's where(isinf(max), 0, max) takes, a scalar another kernel stored) is read
+# once into a local at the kernel's entry, not at each use inside the loops. Read inside
+# a loop as one operand of a select, gcc sank the load into the select's branch and
+# if-converted it to a masked load of one address, which its vectoriser rejects ("no
+# vectype for .MASK_LOAD"): the compiled MLP step's cross-entropy kernel (128 rows of 10)
+# computed its exp loops in scalar code, 16 us a call. A kernel never writes what it
+# reads from memory (its own values are inlined or kept in registers, Note [Fusion by
+# inlining], scheduler.py), so reading at entry gives the same values.
 
 
 # Note [Sums of products]

@@ -138,3 +138,33 @@ def test_lane_products_match_numpy(dtype, n):
     c = compiled(lambda x: x.prod(-1), x)
     assert "*= " in c.source and ("+ 16]" if n == 256 else "+ 4]") in c.source, c.source
     np.testing.assert_allclose(c(x)[0].numpy(), xs.prod(-1), rtol=1e-13)
+
+
+def test_one_element_operands_are_read_at_entry():
+    """Note [One-element reads at entry]: cross entropy's where(isinf(max), zero, max) with
+    a 0-d zero input, on rows of 10: the zero is one local read before the loops, and the
+    log-softmax matches NumPy (infinite rows included)."""
+    rng = np.random.default_rng(4)
+    xs = rng.standard_normal((128, 10)).astype(np.float32)
+    xs[3] = -np.inf                                  # max is -inf: the select takes the zero
+    zero = np.zeros((), np.float32)
+
+    def f(x, z):
+        m = x.amax(-1, keepdim=True)
+        m = torch.where(torch.isinf(m), z, m)
+        e = torch.exp(x - m)
+        return x - (torch.log(e.sum(-1, keepdim=True)) + m), e
+    x, z = torch.from_numpy(xs), torch.from_numpy(zero)
+    c = compiled(f, x, z)
+    import re
+    (buf,) = set(re.findall(r"const float sv\d+ = (buf\d+)\[0\];", c.source))
+    assert c.source.count(f"{buf}[") == 1          # read at the entry only
+    lp, e = (o.numpy() for o in c(x, z))
+    m = xs.max(-1, keepdims=True)
+    m = np.where(np.isinf(m), np.float32(0), m)
+    ref_e = np.exp(xs - m)
+    np.testing.assert_allclose(e, ref_e, rtol=2e-7)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = xs - (np.log(ref_e.sum(-1, keepdims=True)) + m)
+    np.testing.assert_allclose(lp, ref, rtol=1e-6, atol=1e-6)
+    assert np.isnan(lp[3]).all() and np.isnan(ref[3]).all()
