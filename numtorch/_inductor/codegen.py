@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .scheduler import C_TYPES, Kernel, dtype_of, shape_of
-from . import config, gather, gemm, launcher, pool, streaming
+from . import config, gemm, launcher, pool, streaming
 from .vector_math import EXP_PRELUDE, MATH_CALL, VECTOR_MATH
 
 PRELUDE = r"""
@@ -707,18 +707,12 @@ def generate(sched, buffers, prefix=""):
     for i, step in enumerate(sched.steps):
         if isinstance(step, Kernel):
             current.append(step.index)
-        elif (p := gemm.plan(step)) is not None:     # Note [Small products in C], gemm.py
-            name, args = f"{prefix}gemm{i}", [step.ins[0], step.ins[1], step.outs[0]]
+        elif (made := gemm.segment_function(f"{prefix}x{i}", step, threshold)) is not None:
+            lines, args = made      # a product or an index extern in C (gemm.in_segment)
             for v in args:
                 buffers.name(v)
-            launch.add(name, gemm.function(name, step, p, threshold), args)
-            current.append(name)
-        elif (p := gather.plan(step)) is not None:   # Note [Index externs in C], gather.py
-            name, args = f"{prefix}index{i}", [*step.ins, step.outs[0]]
-            for v in args:
-                buffers.name(v)
-            launch.add(name, gather.function(name, step, p), args)
-            current.append(name)
+            launch.add(f"{prefix}x{i}", lines, args)
+            current.append(f"{prefix}x{i}")
         elif current:
             segments.append(current)
             current = []

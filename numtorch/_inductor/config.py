@@ -47,6 +47,9 @@ class cpp:
     # small matrix products (dot_general) run as loops in the graph's library instead of
     # NumPy/BLAS externs (Note [Small products in C], gemm.py); False: all are externs
     small_products = True
+    # larger 2-D products call NumPy's BLAS from the segment, not through NumPy (Note [BLAS
+    # calls in segments], gemm.py); False: they are NumPy externs
+    blas_in_segments = True
     wait_policy = "passive"      # OMP_WAIT_POLICY unless set (Note [OpenMP and BLAS threads])
     # GOMP_SPINCOUNT with it, unless either is set: a worker spins this many loops after a
     # region before it sleeps; 0, fully passive, by measurement (Note [A short spin],

@@ -39,7 +39,9 @@ def extern_table():
         elif rule.kind == "extern":
             when = "always"
             if name == "dot_general":     # gemm.plan: Note [Small products in C]
-                when = "unless small enough for a C loop (Note [Small products in C], gemm.py)"
+                when = ("unless small enough for a C loop, or a 2-D float product BLAS runs "
+                        "from the segment (Notes [Small products in C], [BLAS calls in "
+                        "segments], gemm.py)")
             elif name in ("gather", "scatter_add"):     # gather.plan
                 when = ("unless the index is shaped like the operand outside dim (Note [Index "
                         "externs in C], gather.py)")

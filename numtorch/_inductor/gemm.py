@@ -1,10 +1,13 @@
-"""Small contractions in C: which ``dot_general`` externs run inside a segment, and their C.
+"""Products in the graph's library: which ``dot_general`` externs run inside a segment, and their C.
 
-A ``dot_general`` is an extern (NumPy's BLAS) unless ``plan`` finds it small enough to run
-as a loop in the graph's library (Note [Small products in C]); then codegen.generate puts
-it in the segment table like a kernel (Note [Segments as data], launcher.py) and the
-runner neither calls NumPy for it nor ends a segment at it. This module decides which
-products qualify and writes their C; it does not schedule, build or run anything.
+A ``dot_general`` is an extern (NumPy's BLAS through ``np.matmul``) unless it runs as a
+function of the segment table (Note [Segments as data], launcher.py): as a loop in C when
+``plan`` finds it small enough (Note [Small products in C]), or as a call of NumPy's own
+BLAS from C when ``blas_plan`` accepts it (Note [BLAS calls in segments]). Then
+codegen.generate puts it in the segment beside the kernels (``segment_function``, which
+also hands out gather.py's index externs) and the runner neither calls NumPy for it nor
+ends a segment at it. This module decides which products qualify and writes their C; it
+does not schedule, build or run anything.
 
 Note [Small products in C]
 The compiled MAML step (32 tasks x 5 inner steps of an MLP 1-40-40-1) has 118 batched
@@ -272,3 +275,121 @@ def _rows(R, per_row, K, registers):
 # same rounding as the portable loops' ``fmaf``. A transposed tile goes through a local
 # array so that its columns are written as runs. The portable ``acc`` loops remain for
 # machines without AVX2 and FMA.
+
+
+# ---------------------------------------------------------------------------------------
+# Large products: BLAS called from the segment (Note [BLAS calls in segments])
+
+# Note [BLAS calls in segments]
+# A product too large for the loops above ran as a NumPy extern: the runner called
+# ``np.matmul`` between two segments, so the compiled MLP step's forward was six calls
+# from Python (three products, three segments) and its backward five, each one after a
+# product had evicted the interpreter's code and data from the core's caches. A 2-D product
+# of float32 or float64 matrices now runs in the segment as the same BLAS call NumPy makes:
+# ``cblas_?gemm`` of NumPy's own OpenBLAS (row-major, transposes as flags, alpha 1, beta
+# 0), reached through a function pointer the runner hands the library when it loads
+# (``nt_set_gemm``, the prelude of launcher.py), so the bits are NumPy's and the thread
+# count is the one numtorch gives NumPy's BLAS. A graph's kernels and products then run in
+# one ctypes call. Only where NumPy itself calls gemm: both matrices with more than one
+# row and column in the result (NumPy calls gemv for a vector), not one operand times its
+# own transpose (NumPy calls syrk), and only with the ILP64 OpenBLAS of NumPy's wheels
+# (``scipy_cblas_?gemm64_``), whose integer arguments are the int64_t the C passes;
+# elsewhere, or with ``config.cpp.blas_in_segments`` off, the product stays a NumPy extern.
+# The prelude's ``nt_gemm_check`` runs a 2x2 product through both pointers when a library
+# loads; a wrong answer turns the feature off for the process (a logged error) and the
+# graphs are compiled again without it.
+_BLAS: dict = {}          # "pointers": (sgemm, dgemm) addresses or None; "off": reason
+
+
+def blas_pointers():
+    """(sgemm, dgemm) addresses of NumPy's ILP64 OpenBLAS's cblas functions, or None
+    (Note [BLAS calls in segments])."""
+    if "pointers" not in _BLAS:
+        import ctypes
+        from .. import _threads
+        found, lib = None, _threads.blas()
+        if lib is not None:
+            s = getattr(lib._lib, "scipy_cblas_sgemm64_", None)
+            d = getattr(lib._lib, "scipy_cblas_dgemm64_", None)
+            if s is not None and d is not None:
+                found = tuple(ctypes.cast(f, ctypes.c_void_p).value for f in (s, d))
+        _BLAS["pointers"] = found
+    return _BLAS["pointers"]
+
+
+def blas_plan(step):
+    """(M, N, K, transpose x, transpose y, lda, ldb, C type) when the ``dot_general``
+    extern ``step`` runs as a BLAS call in its segment (Note [BLAS calls in segments]),
+    else None. Operands are the runner's C-contiguous arrays."""
+    if (not config.cpp.blas_in_segments or "off" in _BLAS
+            or getattr(getattr(step, "prim", None), "name", None) != "dot_general"
+            or len(step.ins) != 2 or step.params["batch"] != ((), ())):
+        return None
+    x, y = step.ins
+    if not all(isinstance(v, (Var, Const)) for v in (x, y)) or x is y:
+        return None
+    dts = {np.dtype(dtype_of(v)).name for v in (x, y, step.outs[0])}
+    if len(dts) != 1 or (dt := dts.pop()) not in _TYPES:
+        return None
+    xs, ys = tuple(shape_of(x)), tuple(shape_of(y))
+    (xc, yc) = step.params["contracting"]
+    if len(xs) != 2 or len(ys) != 2 or len(xc) != 1 or not all(type(n) is int for n in xs + ys):
+        return None
+    tx, ty = xc[0] == 0, yc[0] == 1
+    M, K = (xs[1], xs[0]) if tx else xs
+    N = ys[0] if ty else ys[1]
+    if M < 2 or N < 2 or K < 1 or blas_pointers() is None:
+        return None
+    return M, N, K, tx, ty, xs[1], ys[1], _TYPES[dt][0]
+
+
+def blas_function(name, step, p):
+    """The C lines of a segment-table function (``b``: x, y, the output) making the BLAS
+    call planned as ``p`` (Note [BLAS calls in segments])."""
+    M, N, K, tx, ty, lda, ldb, t = p
+    f = "nt_sgemm" if t == "float" else "nt_dgemm"
+    return [f"NT_KERNEL void {name}(void *const *b) {{",
+            f"    /* dot_general {tuple(shape_of(step.ins[0]))} x {tuple(shape_of(step.ins[1]))} "
+            f"{step.params}: Note [BLAS calls in segments] (gemm.py) */",
+            f"    {f}(101, {112 if tx else 111}, {112 if ty else 111}, {M}, {N}, {K}, 1, "
+            f"b[0], {lda}, b[1], {ldb}, 0, b[2], {N});",
+            "}"]
+
+
+def set_pointers(lib):
+    """Hand a loaded library the BLAS functions and check them (Note [BLAS calls in
+    segments]); False, with the feature turned off for the process, when the check fails."""
+    import ctypes
+    import logging
+    s, d = blas_pointers()
+    lib.nt_set_gemm.argtypes, lib.nt_set_gemm.restype = [ctypes.c_void_p, ctypes.c_void_p], None
+    lib.nt_set_gemm(s, d)
+    lib.nt_gemm_check.restype = ctypes.c_int
+    if lib.nt_gemm_check() != 1:
+        _BLAS["off"] = "the library's check product was wrong"
+        logging.getLogger("numtorch._inductor").error(
+            "inductor: BLAS calls from kernels' libraries gave a wrong product; products "
+            "run through NumPy from now on")
+        return False
+    return True
+
+
+def in_segment(step):
+    """Whether the extern ``step`` runs as a function of its segment: a small product, a
+    BLAS call or an index extern (Note [Index externs in C], gather.py)."""
+    from . import gather
+    return bool(plan(step) or blas_plan(step) or gather.plan(step))
+
+
+def segment_function(name, step, threshold):
+    """(C lines, buffer vars) of the segment function running the extern ``step``, or
+    None where it stays a NumPy call (``in_segment``)."""
+    from . import gather
+    args = [*step.ins, step.outs[0]]
+    if (p := plan(step)) is not None:              # Note [Small products in C]
+        return function(name, step, p, threshold), args
+    if (p := blas_plan(step)) is not None:         # Note [BLAS calls in segments]
+        return blas_function(name, step, p), args
+    if (p := gather.plan(step)) is not None:       # Note [Index externs in C], gather.py
+        return gather.function(name, step, p), args
+    return None

@@ -92,10 +92,30 @@ NT_VECTOR(float, 16) NT_VECTOR(float, 8) NT_VECTOR(float, 4) NT_VECTOR(float, 2)
 NT_VECTOR(double, 8) NT_VECTOR(double, 4) NT_VECTOR(double, 2)
 #define NT_VFMA(f, n, a, v, c) ({ __typeof__(c) nt_r_; \
     for (int nt_l_ = 0; nt_l_ < (n); nt_l_++) nt_r_[nt_l_] = f((a), (v)[nt_l_], (c)[nt_l_]); nt_r_; })
+/* Note [BLAS calls in segments] (gemm.py): cblas_sgemm / cblas_dgemm of NumPy's ILP64 OpenBLAS */
+typedef void (*nt_sgemm_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
+                            int64_t, const float *, int64_t, float, float *, int64_t);
+typedef void (*nt_dgemm_fn)(int, int, int, int64_t, int64_t, int64_t, double, const double *,
+                            int64_t, const double *, int64_t, double, double *, int64_t);
 #ifdef NT_OTHER_UNIT             /* Note [Parallel builds] (launcher.py) */
 extern NT_KERNEL int nt_threads;
 extern NT_KERNEL __thread int64_t nt_fault[3];
+extern NT_KERNEL nt_sgemm_fn nt_sgemm;
+extern NT_KERNEL nt_dgemm_fn nt_dgemm;
 #else
+NT_KERNEL nt_sgemm_fn nt_sgemm;
+NT_KERNEL nt_dgemm_fn nt_dgemm;
+void nt_set_gemm(void *s, void *d) { nt_sgemm = (nt_sgemm_fn)s; nt_dgemm = (nt_dgemm_fn)d; }
+/* [[1,2],[3,4]] @ [[5,6],[7,8]] = [[19,22],[43,50]], the second operand given transposed */
+int nt_gemm_check(void) {
+    const float a[4] = {1, 2, 3, 4}, bt[4] = {5, 7, 6, 8};
+    const double ad[4] = {1, 2, 3, 4}, btd[4] = {5, 7, 6, 8};
+    float c[4] = {0}; double cd[4] = {0};
+    nt_sgemm(101, 111, 112, 2, 2, 2, 1, a, 2, bt, 2, 0, c, 2);
+    nt_dgemm(101, 111, 112, 2, 2, 2, 1, ad, 2, btd, 2, 0, cd, 2);
+    return c[0] == 19 && c[1] == 22 && c[2] == 43 && c[3] == 50 &&
+           cd[0] == 19 && cd[1] == 22 && cd[2] == 43 && cd[3] == 50;
+}
 NT_KERNEL int nt_threads = 1;
 /* Note [Faults in segments] (launcher.py): what a segment's index function found wrong */
 NT_KERNEL __thread int64_t nt_fault[3];

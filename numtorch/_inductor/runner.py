@@ -121,6 +121,12 @@ def compile_graphs(graphs, *, options=None):
         if output_code_log.isEnabledFor(logging.INFO):
             output_code_log.info("Output code:\n%s", codegen.library(p[-1] for p in parts)[0])
         libs = _build(parts)
+        blas = [any(gemm.blas_plan(s) for s in p[1].steps if not isinstance(s, Kernel))
+                for p in parts]
+        for lib, b in zip(libs, blas):
+            if b and lib not in (None, False) and not gemm.set_pointers(lib):
+                # Note [BLAS calls in segments]: the check failed; the feature is off now
+                return compile_graphs(graphs, options=options)
         out = []
         for (graph, sched, buffers, segments, prefix, src), lib, don in zip(parts, libs, donated):
             if lib is False:            # the compiler rejected this graph's C
@@ -553,9 +559,9 @@ def _private_to(x, o, readers, positions):
 def _in_c(sched):
     """Positions in ``sched.steps`` of what the library runs: the kernels, and the products
     and index externs codegen.generate put in its segments (Note [Small products in C],
-    gemm.py; Note [Index externs in C], gather.py)."""
-    return {i for i, s in enumerate(sched.steps)
-            if isinstance(s, Kernel) or gemm.plan(s) or gather.plan(s)}
+    gemm.py; Note [BLAS calls in segments], gemm.py; Note [Index externs in C],
+    gather.py)."""
+    return {i for i, s in enumerate(sched.steps) if isinstance(s, Kernel) or gemm.in_segment(s)}
 
 
 def _escaping(graph, sched, in_c):

@@ -23,9 +23,10 @@ needs_cc = pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
 
 @pytest.fixture
 def matmul_externs(monkeypatch):
-    """Small products are NumPy externs again (Note [Small products in C], gemm.py), so
-    that they separate segments."""
+    """Products are NumPy externs again (Note [Small products in C] and Note [BLAS calls
+    in segments], gemm.py), so that they separate segments."""
     monkeypatch.setattr(config.cpp, "small_products", False)
+    monkeypatch.setattr(config.cpp, "blas_in_segments", False)
 
 
 def _three_steps(x, w):

@@ -62,7 +62,8 @@ def test_fused_kernel_count_and_value(name):
 
 
 @needs_cc
-def test_matmul_is_an_extern_between_kernels():
+def test_matmul_is_an_extern_between_kernels(monkeypatch):
+    monkeypatch.setattr(config.cpp, "blas_in_segments", False)   # Note [BLAS calls in segments]
     x = torch.randn(64, 300)      # too large to run in C (Note [Small products in C], gemm.py)
     c = compiled(lambda x: torch.relu(x @ x.t() + 1).sum(-1), x)
     assert c.extern_count == 1 and c.kernel_count == 2
@@ -344,6 +345,7 @@ def test_matrix_products_call_matmul_directly(xc, yc, monkeypatch):
     Note [Small products in C]) is one np.matmul with transposes (no general reshaping
     per call), with the values of the primitive's own impl."""
     monkeypatch.setattr(config.cpp, "small_products", False)
+    monkeypatch.setattr(config.cpp, "blas_in_segments", False)   # Note [BLAS calls in segments]
     from numtorch._core.primitive import bind
     from numtorch._prims.contraction import dot_general
     a = torch.randn(*((5, 3) if xc == 1 else (3, 5)))

@@ -143,6 +143,7 @@ def test_products_between_kernels_and_fresh_outputs():
 
 @needs_cc
 def test_large_products_stay_blas_externs(monkeypatch):
+    monkeypatch.setattr(config.cpp, "blas_in_segments", False)   # Note [BLAS calls in segments]
     x, w = torch.randn(128, 784), torch.randn(784, 512)     # the MLP step's first layer
     c = compile_graph(make_graph(lambda x, w: torch.relu(x @ w))(x, w))
     assert (c.product_count, c.extern_count) == (0, 1), c
@@ -176,9 +177,10 @@ def test_batch_dims_that_are_not_one_stride_stay_externs():
 
 
 @needs_cc
-def test_blas_temporaries_are_kept_and_outputs_fresh():
+def test_blas_temporaries_are_kept_and_outputs_fresh(monkeypatch):
     """Note [Extern outputs are kept] (runner.py): a BLAS product only kernels read writes
     a kept array (np.matmul out=); products returned to the caller stay fresh per call."""
+    monkeypatch.setattr(config.cpp, "blas_in_segments", False)   # Note [BLAS calls in segments]
     def f(x, w, v):
         h = x @ w                          # temporary: kept
         return torch.relu(h) @ v, h.sum()  # the second product is an output: fresh

@@ -1,0 +1,97 @@
+"""Large products call NumPy's BLAS from the segment (Note [BLAS calls in segments], gemm.py).
+
+Each product is checked bit for bit against ``np.matmul`` (what eager and the NumPy extern
+run) and against float64 einsum; that it ran in the segment (no extern, one segment call);
+that outputs handed back are fresh per call; that the cases NumPy runs otherwise (a vector
+result: gemv) stay externs; and that a library whose check product is wrong turns the
+feature off and still computes through NumPy. Skipped, not failed, without a C compiler
+or without NumPy's ILP64 OpenBLAS.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+import pytest
+
+import numtorch as torch
+from numtorch._core.primitive import bind
+from numtorch._inductor import build, compile_graph, gemm
+from numtorch._prims.contraction import dot_general
+from numtorch.func import make_graph
+
+pytestmark = [
+    pytest.mark.skipif(build.compiler() is None, reason="no C compiler"),
+    pytest.mark.skipif(gemm.blas_pointers() is None, reason="NumPy's BLAS is not ILP64 OpenBLAS"),
+]
+
+
+def _product(xc, yc):
+    return lambda x, y: bind(dot_general, x, y, contracting=((xc,), (yc,)), batch=((), ()))
+
+
+@pytest.mark.parametrize("xc, yc", [(1, 0), (1, 1), (0, 0), (0, 1)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_products_have_np_matmul_bits(xc, yc, dtype):
+    M, K, N = 96, 300, 70                     # above the C loops' MAX_WORK
+    rng = np.random.default_rng(xc + 2 * yc)
+    xa = rng.standard_normal((M, K) if xc == 1 else (K, M)).astype(dtype)
+    ya = rng.standard_normal((K, N) if yc == 0 else (N, K)).astype(dtype)
+    f = lambda x, y: torch.relu(_product(xc, yc)(x, y)) * 2      # noqa: E731
+    c = compile_graph(make_graph(f)(torch.tensor(xa), torch.tensor(ya)))
+    assert c.extern_count == 0 and c.python_code.count("_seg(") == 1, c.python_code
+    assert ("nt_sgemm(" if dtype == "float32" else "nt_dgemm(") in c.source
+    out = c(torch.tensor(xa), torch.tensor(ya))[0].numpy()
+    a, b = (xa if xc == 1 else xa.T), (ya if yc == 0 else ya.T)
+    assert out.tobytes() == (np.maximum(np.matmul(a, b), 0) * 2).tobytes()
+    ref = np.maximum(np.einsum("mk,kn->mn", a.astype(np.float64), b.astype(np.float64)), 0) * 2
+    np.testing.assert_allclose(out, ref, rtol=1e-4 if dtype == "float32" else 1e-12,
+                               atol=1e-3 if dtype == "float32" else 1e-10)
+
+
+def test_outputs_are_fresh_and_temporaries_kept():
+    """A product only kernels read is a kept buffer; one returned is fresh per call."""
+    def f(x, w, v):
+        h = x @ w
+        return torch.relu(h) @ v, h.sum()
+    x, w, v = torch.randn(128, 300), torch.randn(300, 256) * 0.1, torch.randn(256, 300) * 0.1
+    c = compile_graph(make_graph(f)(x, w, v))
+    assert c.extern_count == 0 and c.python_code.count("_seg(") == 1, c.python_code
+    first = c(x, w, v)
+    saved = [t.numpy().copy() for t in first]
+    x2 = torch.randn(128, 300)
+    second = c(x2, w, v)
+    for t, s in zip(first, saved):
+        np.testing.assert_array_equal(t.numpy(), s)
+    assert not np.shares_memory(first[0].numpy(), second[0].numpy())
+    for got, want in zip(second, f(x2, w, v)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_vector_results_and_other_dtypes_stay_numpy_externs():
+    """NumPy runs gemv where a side of the result is 1: those stay np.matmul calls, as do
+    integer products and the whole feature when ``config.cpp.blas_in_segments`` is off."""
+    x = torch.randn(1, 2000)
+    w = torch.randn(2000, 700)
+    c = compile_graph(make_graph(lambda x, w: torch.relu(x @ w))(x, w))
+    assert c.extern_count == 1, c.python_code
+    np.testing.assert_array_equal(c(x, w)[0].numpy(), np.maximum(x.numpy() @ w.numpy(), 0))
+    xi = torch.tensor(np.ones((200, 200), np.int64))
+    c = compile_graph(make_graph(lambda a: a @ a)(xi))
+    assert c.extern_count == 1, c.python_code
+
+
+def test_a_wrong_check_turns_the_feature_off(monkeypatch, caplog):
+    """Note [BLAS calls in segments]: pointers that do not compute (here a libc function
+    that ignores its arguments) fail the load-time check; the graph is compiled again
+    with the product as a NumPy extern, and the error is logged."""
+    libc = ctypes.CDLL(None)
+    noop = ctypes.cast(libc.sched_yield, ctypes.c_void_p).value
+    monkeypatch.setattr(gemm, "_BLAS", {"pointers": (noop, noop)})
+    x, w = torch.randn(128, 300), torch.randn(300, 256)
+    c = compile_graph(make_graph(lambda x, w: torch.tanh(x @ w))(x, w))
+    assert "off" in gemm._BLAS and c.extern_count == 1, c.python_code
+    assert "wrong product" in caplog.text
+    np.testing.assert_allclose(c(x, w)[0].numpy(), np.tanh(x.numpy() @ w.numpy()),
+                               rtol=1e-5, atol=1e-6)
