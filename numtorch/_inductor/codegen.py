@@ -118,6 +118,7 @@ class Emitter:
         self.column = _column_width(sched, kernel, self.outer)   # Note [Column reductions]
         self.pieces = []      # a horizontal kernel's loop nests, with their work (pool.py)
         self.scalars = {}     # buffer name -> its one element's local (Note [One-element reads at entry])
+        self.written = set()  # id(var) of stored values this kernel has written (Note [Stored values read back])
         self.lines = []
         self.counter = 0
 
@@ -153,6 +154,9 @@ class Emitter:
             if comp is not None and comp.kernel is not self.kernel:
                 self.foreign.append(v)
             return self.read(v, idx)
+        if (comp is not None and comp.kernel is self.kernel and id(v) in self.written
+                and tuple(idx[:n]) == self.outer_idx and n):      # Note [Stored values read back]
+            return f"{self.buffers.name(v)}[{flat_index(idx, v.shape)}]"    # not at entry
         expr = self.expr(node, idx, scope)
         name = self.local()
         self.lines.append(f"{C_TYPES[v.dtype.name]} {name} = {expr};"
@@ -229,6 +233,8 @@ class Emitter:
             if self.column:       # Note [Column reductions]: one outer index per lane
                 nest = self._lane_loop(nest, simd=not any(n != 1 for n in inner))
             self.lines = saved + nest
+            if comp.stored and not row:
+                self.written.add(id(var))
 
     def emit_reduction(self, comp):
         node, var = comp.node, comp.var
@@ -521,6 +527,19 @@ class Emitter:
             body = body + ["nt_stream_fence();"]
         return [f"NT_KERNEL void {name}(void *const *b) {{"] + decls + [
             "    " + line for line in body] + ["}"]
+
+
+# Note [Stored values read back]
+# A value a kernel stores (for the backward, or for another kernel) and reads again later
+# in the same outer iteration was computed twice: inlining recomputes it at each use
+# (Note [Fusion by inlining]). The MLP step's cross-entropy kernel stores exp(x - max) for
+# the backward and then sums it: two exps per element. A later computation of the kernel
+# now reads such a value back from its buffer where the index is in the current outer
+# iteration, which this thread has just written (the same bits: the stored value is the
+# computed one). Not for values written with non-temporal stores (Note [Streaming
+# stores]), nor across outer indices or in kernels without an outer loop, whose loops
+# may run in any order of chunks (Note [Kernels on the pool], pool.py). The kernel above,
+# 128 rows of 10, in a C harness: 12.3 against 7.2 us.
 
 
 # Note [One-element reads at entry]

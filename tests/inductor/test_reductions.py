@@ -168,3 +168,26 @@ def test_one_element_operands_are_read_at_entry():
         ref = xs - (np.log(ref_e.sum(-1, keepdims=True)) + m)
     np.testing.assert_allclose(lp, ref, rtol=1e-6, atol=1e-6)
     assert np.isnan(lp[3]).all() and np.isnan(ref[3]).all()
+
+
+@pytest.mark.parametrize("n", [10, 1000])
+def test_stored_values_are_read_back_not_recomputed(n, same_bits_at_one_and_two_threads,
+                                                     monkeypatch):
+    """Note [Stored values read back]: exp(x - max) stored as an output and summed in the
+    same row is computed once per element; the stored values and the sum match NumPy and
+    have the same bits at 1 and 2 threads (rows split on the pool)."""
+    monkeypatch.setattr(torch._inductor.config.cpp, "parallel_threshold", 0)
+    rng = np.random.default_rng(n)
+    xs = rng.standard_normal((64, n)).astype(np.float32)
+
+    def f(x):
+        e = torch.exp(x - x.amax(-1, keepdim=True))
+        return e, e.sum(-1), (e * 2).amax(-1)
+    x = torch.from_numpy(xs)
+    c = compiled(f, x)
+    assert c.kernel_count == 1 and c.source.count(" = nt_exp(") == 1, c.source
+    e, s, m = (o.numpy() for o in same_bits_at_one_and_two_threads(c, x))
+    ref = np.exp(xs - xs.max(-1, keepdims=True))
+    np.testing.assert_allclose(e, ref, rtol=2e-7)
+    np.testing.assert_allclose(s, ref.astype(np.float64).sum(-1), rtol=1e-6)
+    np.testing.assert_array_equal(m, (e * 2).max(-1))
