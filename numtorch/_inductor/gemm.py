@@ -333,14 +333,18 @@ def blas_plan(step):
         return None
     xs, ys = tuple(shape_of(x)), tuple(shape_of(y))
     (xc, yc) = step.params["contracting"]
-    if len(xs) != 2 or len(ys) != 2 or len(xc) != 1 or not all(type(n) is int for n in xs + ys):
+    # one contracted dim at either end of each operand: the other dims fold into one, as
+    # the impl's single GEMM does (Note [One GEMM for a contraction], _prims/contraction.py)
+    if len(xc) != 1 or not all(type(n) is int for n in xs + ys) or \
+            xc[0] not in (0, len(xs) - 1) or yc[0] not in (0, len(ys) - 1) or \
+            len(xs) < 2 or len(ys) < 2:
         return None
-    tx, ty = xc[0] == 0, yc[0] == 1
-    M, K = (xs[1], xs[0]) if tx else xs
-    N = ys[0] if ty else ys[1]
-    if M < 2 or N < 2 or K < 1 or blas_pointers() is None:
+    tx, ty = xc[0] == 0, yc[0] != 0
+    K = xs[xc[0]]
+    M, N = math.prod(xs) // max(K, 1), math.prod(ys) // max(K, 1)
+    if M < 2 or N < 2 or K < 2 or blas_pointers() is None:
         return None
-    return M, N, K, tx, ty, xs[1], ys[1], _TYPES[dt][0]
+    return M, N, K, tx, ty, M if tx else K, K if ty else N, _TYPES[dt][0]
 
 
 def blas_function(name, step, p):

@@ -95,3 +95,24 @@ def test_a_wrong_check_turns_the_feature_off(monkeypatch, caplog):
     assert "wrong product" in caplog.text
     np.testing.assert_allclose(c(x, w)[0].numpy(), np.tanh(x.numpy() @ w.numpy()),
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("xs, ys, contracting", [
+    ((64, 784), (10, 128, 784), ((1,), (2,))),     # vmap's stacked weights: x @ W.T per model
+    ((64, 10, 128), (64, 784), ((0,), (0,))),      # their gradient: contracted over the batch
+    ((6, 7, 50), (50, 3, 4), ((2,), (0,))),
+])
+def test_products_of_more_dims_are_one_gemm_with_the_impls_bits(xs, ys, contracting):
+    """One contracted dim at either end: the other dims fold into one GEMM, the call the
+    primitive's impl makes (Note [One GEMM for a contraction])."""
+    from numtorch._prims.contraction import _dot_impl
+    rng = np.random.default_rng(len(xs) * 10 + len(ys))
+    xa, ya = (rng.standard_normal(s).astype(np.float32) for s in (xs, ys))
+    f = lambda x, y: bind(dot_general, x, y, contracting=contracting, batch=((), ())) * 3  # noqa: E731
+    c = compile_graph(make_graph(f)(torch.tensor(xa), torch.tensor(ya)))
+    assert c.extern_count == 0 and "nt_sgemm(" in c.source, c.python_code
+    out = c(torch.tensor(xa), torch.tensor(ya))[0].numpy()
+    assert out.tobytes() == (_dot_impl(xa, ya, contracting=contracting, batch=((), ())) * 3).tobytes()
+    spec = {((1,), (2,)): "bk,mnk->bmn", ((0,), (0,)): "bmn,bk->mnk", ((2,), (0,)): "abk,kcd->abcd"}
+    ref = np.einsum(spec[contracting], xa.astype(np.float64), ya.astype(np.float64)) * 3
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-3)
