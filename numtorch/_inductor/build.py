@@ -27,7 +27,7 @@ makes each pool spin on the cores the other needs (a measured 100x slowdown). Th
   one computation;
 - kernels of a graph that also calls BLAS (a dot_general or conv extern) run in parallel
   (on the pool since, Note [Kernels on the pool], pool.py) only above ``config.cpp.parallel_threshold_with_blas`` elements of work (4M,
-  against 32K otherwise): below it, the second OpenMP thread would share a core with an
+  against 1M otherwise, Note [Kernels on the pool]): below it, the second OpenMP thread would share a core with an
   OpenBLAS thread still spinning after the matmul. Measured in one run on the 2-core
   machine under load ~13 (medians of 30, ms): softmax(x @ w).sum(-1) at 512x512 took
   116-146 with this policy, 194-232 with the kernels parallel, 132-158 for torch.compile,

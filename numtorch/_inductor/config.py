@@ -28,7 +28,8 @@ class cpp:
     # NUMTORCH_NUM_THREADS, else the default policy's count now, which it keeps adapting
     # (numtorch.set_num_threads sets this and BLAS's; Note [OpenMP and BLAS threads])
     threads = _threads.in_force()
-    parallel_threshold = 32768   # elements of work below which a kernel runs on one thread
+    # elements of work below which a kernel runs on one thread (Note [Kernels on the pool])
+    parallel_threshold = 1 << 20
     # the same for kernels of a graph that also calls BLAS (Note [OpenMP and BLAS threads])
     parallel_threshold_with_blas = 1 << 22
     # Measured (CPU time, load ~8): -O2 builds the MAML step's kernels in 1.17-1.23 s against

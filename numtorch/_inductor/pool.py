@@ -35,9 +35,16 @@ right after the product; us, serial / parallel): at load 3-4, 32K elements 18-73
 1167-1259 against 1131-1201 / 5807-5903. So the pool bounds the worst case better, not
 always: a worker preempted inside a claimed chunk still makes the caller wait. At load
 2.2, with and without the product before, neither version beat one thread at any size up
-to 535K (the other core was busy): the thresholds (config.cpp.parallel_threshold and
-parallel_threshold_with_blas) stay as they were, and a quiet machine is needed to measure
-where two threads start to pay.
+to 535K (the other core was busy). Quiet (load 0.2-0.5), right after the product, neither
+did either, up to 1M: 32K 35 / 80 on the pool, 25 / 51 in a region; 262K 112 / 161 and
+92 / 123; 1M 477 / 525 and 556 / 596 (OpenBLAS's worker still spins on the other core).
+With no product before, the pool won a little (32K 7.7 / 6.2, 131K 26.9 / 30.6, 535K 101
+/ 93, 1M 199 / 151) where a region lost (32K 9.1 / 55, 1M 204 / 180). In the compiled
+MLP step (2 threads, quiet) the SGD kernel, whose graph has no product but which runs
+right after the backward's, took 100-178 us on one thread against 177-251 on the pool
+(147-229 in a region). So a kernel is parallel from 1M elements of work
+(config.cpp.parallel_threshold; it was 32K), and from 4M in a graph that itself calls
+BLAS (parallel_threshold_with_blas, Note [OpenMP and BLAS threads], build.py).
 """
 from __future__ import annotations
 

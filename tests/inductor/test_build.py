@@ -164,6 +164,7 @@ def test_a_library_split_into_units_links_and_shares_the_thread_count(monkeypatc
     monkeypatch.setenv("NUMTORCH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(launcher, "SPLIT_BYTES", 1)
     monkeypatch.setattr(config, "compile_threads", 2)
+    monkeypatch.setattr(config.cpp, "parallel_threshold", 32768)     # parallel kernels too
     from numtorch._ops import _threaded
     _threaded.available()          # the pool (Note [Kernels on the pool]) is built already
     built = []

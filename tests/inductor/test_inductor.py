@@ -71,9 +71,10 @@ def test_matmul_is_an_extern_between_kernels(monkeypatch):
 
 
 @needs_cc
-def test_kernels_beside_blas_stay_serial_below_their_threshold():
+def test_kernels_beside_blas_stay_serial_below_their_threshold(monkeypatch):
     """Note [OpenMP and BLAS threads]: a mid-sized kernel runs parallel alone, but not in a
     graph that also runs a matmul."""
+    monkeypatch.setattr(config.cpp, "parallel_threshold", 32768)
     x = torch.randn(256, 256)
     alone = compiled(lambda x: torch.softmax(x, -1), x)
     beside = compiled(lambda x: torch.softmax(x @ x, -1), x)
@@ -96,7 +97,8 @@ def test_ieee_specials_match_eager():
 
 
 @needs_cc
-def test_output_code_has_source_lines():
+def test_output_code_has_source_lines(monkeypatch):
+    monkeypatch.setattr(config.cpp, "parallel_threshold", 32768)     # the parallel form
     x = torch.randn(256, 256)
     c = compiled(lambda x: torch.softmax(x, -1), x)
     assert "_part, b, " in c.source and "test_inductor.py" in c.source   # on the pool
