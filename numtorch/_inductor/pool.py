@@ -51,9 +51,22 @@ from __future__ import annotations
 import ctypes
 import re
 
-# elements of work per chunk: the eager pool's chunk (16K elements, Note [Large elementwise
-# ops on numtorch's threads], _ops/_threaded.py)
-CHUNK_WORK = 1 << 14
+# elements of work per chunk (Note [Chunks of a kernel])
+CHUNK_WORK = 1 << 17
+
+# Note [Chunks of a kernel]
+# The eager pool's ops claim chunks of 16K elements (Note [Large elementwise ops on
+# numtorch's threads], _ops/_threaded.py), and kernels first did the same. But a kernel is
+# parallel only from config.cpp.parallel_threshold (1M) elements of work, and its rows are
+# streamed: with 16K-element chunks the two threads alternate every 16 rows of a row
+# softmax, each stream of reads and non-temporal writes restarting every 64 KB, and the
+# caller claims 256 times. Quiet A/B at 2 threads (wall medians of 60 calls, 4096x1024
+# float32, two rounds, each setting in its own process): softmax 1.43-1.52 ms with 16K
+# chunks, 1.24-1.33 with 128K, 1.24-1.27 with 1M; layer_norm 0.79-0.90, 0.62-0.65,
+# 0.62-0.63 (the OpenMP regions these replaced: softmax 1.11-1.34, layer_norm 0.87-0.88).
+# 128K keeps at least 8 chunks per parallel kernel, so a worker that is not running
+# still costs the caller little, and a worker preempted inside a chunk holds it for at most
+# an eighth of the smallest parallel kernel.
 
 # The prelude's part (codegen.PRELUDE includes it): the pool's entry, set by set_pool.
 PRELUDE = r"""/* Note [Kernels on the pool] (pool.py) */

@@ -27,9 +27,11 @@ def compiled(f, *args):
 
 @pytest.fixture
 def parallel(monkeypatch):
-    """Every kernel parallel, whatever its size."""
+    """Every kernel parallel, whatever its size, in chunks small enough that these tests'
+    arrays make many (Note [Chunks of a kernel])."""
     monkeypatch.setattr(config.cpp, "parallel_threshold", 0)
     monkeypatch.setattr(config.cpp, "parallel_threshold_with_blas", 0)
+    monkeypatch.setattr(pool, "CHUNK_WORK", 1 << 12)
 
 
 @pytest.mark.parametrize("pieces", [
