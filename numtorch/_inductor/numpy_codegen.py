@@ -70,18 +70,22 @@ def _write_root(node, roots):
 
 
 
-def return_line(graph, names, ns):
+def return_line(graph, names, ns, arrays=False):
     """The generated ``return (...)`` of a graph's outputs: inputs as passed (``a<i>``),
     captured constants (``_ct<i>``), computed buffers wrapped as Tensors, and Python
-    values through ``ns`` (shared by this module's code and runner.py's)."""
+    values through ``ns`` (shared by this module's code and runner.py's). With
+    ``arrays``, the line of a runner on arrays (Note [Runners on arrays], runner.py):
+    constants' and buffers' arrays, and None for a graph with a Python-value output."""
     results = []
     for o in graph.outputs:
         if isinstance(o, Var) and o in graph.inputs:
             results.append(f"a{graph.inputs.index(o)}")
         elif isinstance(o, Const):
-            results.append(f"_ct{graph.consts.index(o)}")
+            results.append(f"_ct{graph.consts.index(o)}" + ("._data" if arrays else ""))
         elif isinstance(o, Var):
-            results.append(f"_wrap({names[id(o)]})")
+            results.append(names[id(o)] if arrays else f"_wrap({names[id(o)]})")
+        elif arrays:
+            return None
         else:
             ns[f"_o{len(results)}"] = o
             results.append(f"_o{len(results)}")

@@ -433,19 +433,11 @@ def _function(name, body, args, lines, kept):
 def _on_arrays(graph, lines, names):
     """``lines`` (before the return) for arrays in and out, or None when an output is
     not an array (a Python value)."""
-    results = []
-    for o in graph.outputs:
-        if isinstance(o, Var) and o in graph.inputs:
-            results.append(f"a{graph.inputs.index(o)}")
-        elif isinstance(o, Const):
-            results.append(f"_ct{graph.consts.index(o)}._data")
-        elif isinstance(o, Var):
-            results.append(names[id(o)])
-        else:
-            return None
+    ret = numpy_codegen.return_line(graph, names, None, arrays=True)
+    if ret is None:
+        return None
     reads = {f"x{k} = a{k}._data": f"x{k} = a{k}" for k in range(len(graph.inputs))}
-    return [reads.get(line, line) for line in lines] + \
-        [f"return ({', '.join(results)}{',' if len(results) == 1 else ''})"]
+    return [reads.get(line, line) for line in lines] + [ret]
 
 
 # Note [Kernel temporaries are kept]

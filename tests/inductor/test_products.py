@@ -177,16 +177,27 @@ def test_batch_dims_that_are_not_one_stride_stay_externs():
 
 
 @needs_cc
-def test_blas_temporaries_are_kept_and_outputs_fresh(monkeypatch):
+@pytest.mark.parametrize("in_segments", [False, True], ids=["numpy-extern", "blas-in-segment"])
+def test_blas_temporaries_are_kept_and_outputs_fresh(in_segments, monkeypatch):
     """Note [Extern outputs are kept] (runner.py): a BLAS product only kernels read writes
-    a kept array (np.matmul out=); products returned to the caller stay fresh per call."""
-    monkeypatch.setattr(config.cpp, "blas_in_segments", False)   # Note [BLAS calls in segments]
+    a kept array (np.matmul out=, or the segment's own buffer when BLAS is called from the
+    segment, Note [BLAS calls in segments]); products returned to the caller stay fresh per
+    call."""
+    if in_segments:
+        from numtorch._inductor import gemm
+        if gemm.blas_pointers() is None:
+            pytest.skip("NumPy's BLAS is not ILP64 OpenBLAS")
+    monkeypatch.setattr(config.cpp, "blas_in_segments", in_segments)
+
     def f(x, w, v):
         h = x @ w                          # temporary: kept
         return torch.relu(h) @ v, h.sum()  # the second product is an output: fresh
     x, w, v = torch.randn(128, 300), torch.randn(300, 256) * 0.1, torch.randn(256, 300) * 0.1
     c = compile_graph(make_graph(f)(x, w, v))
-    assert c.extern_count == 2 and c.python_code.count("out=") == 1, c.python_code
+    if in_segments:    # both products and the kernels: one call of one segment
+        assert c.extern_count == 0 and c.python_code.count("_seg(") == 1, c.python_code
+    else:
+        assert c.extern_count == 2 and c.python_code.count("out=") == 1, c.python_code
     first = c(x, w, v)
     saved = [t.numpy().copy() for t in first]
     x2 = torch.randn(128, 300)
