@@ -8,7 +8,9 @@ threads, JAX jitted, Numba njit; a missing framework is skipped) and the ratios
 numtorch/NumPy and numtorch/PyTorch; the speed targets of issues #2, #3, #6 and #13 are
 checked underneath. The memory group's cells are bytes (peak RSS of one step,
 ``memory.py``; saved activations of AOT autograd's partition, ``partition.py``), not
-times. Each group's cells of each framework run in a fresh interpreter (Note [One process per framework]; ``--isolate none`` runs all in one). Results are also
+times. Each group's cells of each framework run in a fresh interpreter (Note [One process
+per framework]; ``--isolate none`` runs all in one), ``--rounds N`` times with each cell's
+median over rounds reported (Note [Rounds]). Results are also
 written as JSON with the date and machine.
 Speed targets live here, never in unit tests.
 """
@@ -187,11 +189,21 @@ def installed(framework) -> bool:
 # only that framework (and numtorch, whose registry names the workloads); the parent merges
 # the cells. Per group rather than per framework keeps the columns of one row close in time
 # on a machine whose load changes, at one interpreter start-up (~1 s with torch) per pair.
+#
+# Note [Rounds]
+# On this shared 2-core machine one run's ratios move by up to 2x between quiet runs (the
+# PyTorch and NumPy columns too: torch.compile's MLP step took 2.51 and 4.33 ms in two rows
+# of one run that time the same function), because the machine's speed drifts over minutes.
+# ``--rounds N`` runs the (group, framework) interpreters N times, the frameworks' order
+# reversed every other round so that no column always runs first, and reports each cell's
+# median over rounds; the JSON keeps every round's time (``rounds``). A drift then moves
+# both columns of a round alike, and the median drops the rounds that caught a slow spell.
 
 def run_isolated(selected, mode, frameworks, args, log):
     """The cells of ``selected``, each (group, framework) in its own interpreter."""
     results = {w.name: {"name": w.name, "group": w.group, "note": w.note,
-                        "target": w.target, "times": {}, "errors": {}, "wall_s": 0.0}
+                        "target": w.target, "times": {}, "errors": {}, "wall_s": 0.0,
+                        "rounds_times": {}}
                for w in selected}
     groups = list(dict.fromkeys(w.group for w in selected))
     root = os.path.dirname(HERE)
@@ -199,36 +211,50 @@ def run_isolated(selected, mode, frameworks, args, log):
     # would otherwise set NumPy's BLAS threads from the load, in the NumPy column too
     env = dict(os.environ, NUMTORCH_NUM_THREADS=str(args.threads), PYTHONPATH=os.pathsep.join(
         [root] + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
-    for group in groups:
-        for fw in frameworks:
-            names = [w.name for w in selected if w.group == group and fw in w.factories]
-            if not names or not installed(fw):
-                continue
-            with tempfile.TemporaryDirectory() as tmp:
-                out = os.path.join(tmp, "cells.json")
-                cmd = [sys.executable, "-m", "benchmarks", "--isolate", "none",
-                       "--frameworks", fw, "--json", out, "--stat", args.stat,
-                       "--timer", args.timer, "--threads", str(args.threads),
-                       "--names", json.dumps(names)]
-                if mode == "quick":
-                    cmd.append("--quick")
-                r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
-                if r.returncode != 0 or not os.path.exists(out):
-                    why = (r.stderr.strip().splitlines() or ["child failed"])[-1][:200]
-                    for n in names:
-                        results[n]["errors"][fw] = f"child process: {why}"
-                    log("x")
-                    continue
-                with open(out) as f:
-                    child = json.load(f)
-                for cell in child["results"]:
-                    row = results[cell["name"]]
-                    row["times"].update(cell["times"])
-                    row["errors"].update(cell["errors"])
-                    row["wall_s"] = round(row["wall_s"] + cell["wall_s"], 2)
-                    row.setdefault("frameworks_loaded", {})[fw] = child["frameworks_loaded"]
-            log(".")
+    for round_ in range(args.rounds):
+        order = frameworks if round_ % 2 == 0 else frameworks[::-1]   # Note [Rounds]
+        for group in groups:
+            _run_group(group, order, selected, mode, args, env, root, results, log)
+    for row in results.values():
+        for fw, times in row.pop("rounds_times").items():
+            row["times"][fw] = statistics.median(times)
+            if args.rounds > 1:
+                row.setdefault("rounds", {})[fw] = times
     return list(results.values())
+
+
+def _run_group(group, frameworks, selected, mode, args, env, root, results, log):
+    """One round of ``group``: each framework's cells in a fresh interpreter, appended to
+    ``results[name]["rounds_times"][framework]``."""
+    for fw in frameworks:
+        names = [w.name for w in selected if w.group == group and fw in w.factories]
+        if not names or not installed(fw):
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "cells.json")
+            cmd = [sys.executable, "-m", "benchmarks", "--isolate", "none",
+                   "--frameworks", fw, "--json", out, "--stat", args.stat,
+                   "--timer", args.timer, "--threads", str(args.threads),
+                   "--names", json.dumps(names)]
+            if mode == "quick":
+                cmd.append("--quick")
+            r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
+            if r.returncode != 0 or not os.path.exists(out):
+                why = (r.stderr.strip().splitlines() or ["child failed"])[-1][:200]
+                for n in names:
+                    results[n]["errors"][fw] = f"child process: {why}"
+                log("x")
+                continue
+            with open(out) as f:
+                child = json.load(f)
+            for cell in child["results"]:
+                row = results[cell["name"]]
+                for name, t in cell["times"].items():
+                    row["rounds_times"].setdefault(name, []).append(t)
+                row["errors"].update(cell["errors"])
+                row["wall_s"] = round(row["wall_s"] + cell["wall_s"], 2)
+                row.setdefault("frameworks_loaded", {})[fw] = child["frameworks_loaded"]
+        log(".")
 
 
 def fmt_time(t):
@@ -357,10 +383,18 @@ def main(argv=None):
                         "(default; Note [One process per framework]) or all in this one")
     p.add_argument("--threads", type=int, default=2,
                    help="intra-op threads for torch and numtorch (kernels and BLAS; default 2)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run the isolated interpreters this many times, alternating the "
+                        "frameworks' order, and report each cell's median over rounds "
+                        "(Note [Rounds])")
     p.add_argument("--names", default=None, help=argparse.SUPPRESS)  # JSON list: exact rows
     args = p.parse_args(argv)
     if args.threads < 1:
         p.error(f"--threads expects a positive integer, got {args.threads}")
+    if args.rounds < 1:
+        p.error(f"--rounds expects a positive integer, got {args.rounds}")
+    if args.rounds > 1 and args.isolate != "framework":
+        p.error("--rounds needs --isolate framework (each round runs fresh interpreters)")
     THREADS[0] = args.threads
     mode = "quick" if args.quick else "full"
     _timer[0] = TIMERS[args.timer]
@@ -409,7 +443,7 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
                        "mode": mode, "stat": args.stat, "timer": args.timer, "machine": info,
-                       "isolate": args.isolate, "threads": args.threads,
+                       "isolate": args.isolate, "threads": args.threads, "rounds": args.rounds,
                        "frameworks_loaded": [f for f in FRAMEWORKS if f in sys.modules],
                        "load_average_before": load_before, "results": results,
                        "targets": [dict(zip(("target", "workload", "value", "limit", "ok"), t))

@@ -110,3 +110,21 @@ def test_benchmark_runner_isolates_frameworks(tmp_path):
     assert r.returncode == 0, r.stderr
     (result,) = json.loads(out.read_text())["results"]
     assert set(result["times"]) == {"numtorch", "numpy"} and "frameworks_loaded" not in result
+
+
+def test_benchmark_rounds_report_the_median_of_each_cells_rounds(tmp_path):
+    # Note [Rounds]: every round's time is kept, and the reported time is their median.
+    import json
+    import statistics
+    out = tmp_path / "bench.json"
+    r = _run(["benchmarks/run.py", "--quick", "--filter", "x + y (10)", "--rounds", "3",
+              "--frameworks", "numtorch,numpy", "--json", str(out)], timeout=180)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    (result,) = data["results"]
+    assert data["rounds"] == 3
+    for fw in ("numtorch", "numpy"):
+        assert len(result["rounds"][fw]) == 3
+        assert result["times"][fw] == statistics.median(result["rounds"][fw])
+    r = _run(["benchmarks/run.py", "--rounds", "2", "--isolate", "none"], timeout=60)
+    assert r.returncode != 0 and "--rounds needs --isolate framework" in r.stderr
