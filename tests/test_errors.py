@@ -7,6 +7,8 @@ refuses). PyTorch's NotImplementedError is a RuntimeError subclass and counts as
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -269,3 +271,29 @@ def test_user_warning_texts_equal_pytorchs():
         numtorch.tensor([np.ones(2)])
         float(numtorch.ones((), requires_grad=True))
     assert "|".join(str(x.message) for x in w) == theirs
+
+
+def test_float_overflow_and_nan_are_silent_as_in_pytorch():
+    # Note [Silent floating-point errors]: inf and nan come back without NumPy's
+    # RuntimeWarning, while the user's own NumPy code keeps warning. In a fresh interpreter:
+    # pytest restores the warning filters around collection, which drops the one numtorch
+    # installs when a test module imports it.
+    import subprocess
+    import sys
+    code = """
+import warnings, numpy as np, numtorch
+warnings.filterwarnings("always", category=RuntimeWarning, append=True)
+big = numtorch.tensor([1e30, 2.0])
+with warnings.catch_warnings(record=True) as w:
+    out = [big * big, big * big + big * big, numtorch.tensor([3e38]) + 3e38,
+           numtorch.tensor([7e4]).half(),
+           numtorch.tensor([[float("nan"), 1.0]]) @ numtorch.ones(2, 2),
+           numtorch.tensor([1e30]).exp(), numtorch.tensor([0.0]).log()]
+    np.float32(1e30) * np.float32(1e30)
+print([str(r.message) for r in w])
+print(all(np.isinf(p.numpy()).any() or np.isnan(p.numpy()).any() for p in out))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["['overflow encountered in scalar multiply']", "True"]

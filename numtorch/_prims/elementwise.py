@@ -6,6 +6,7 @@ promotes). One helper per family makes each primitive a line or two.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -72,6 +73,16 @@ def _linear_jvp(prim):
 # impls of such primitives run with NumPy's error handling set to "ignore". `np.errstate`
 # costs ~1 µs per call, as much as the ufunc on a small array, so when NumPy exposes the
 # context variable behind it we set that directly (~0.15 µs), keeping errstate otherwise.
+# The ops whose impls are bare ufuncs on the eager fast path (add, mul, matmul, casts) meet
+# an error only at the ends of the range (1e30 * 1e30, a float16 cast of 7e4, a product
+# with a NaN), where even 0.15 µs per call would be paid by every x + y for nothing; for
+# them a warnings filter, scoped to warnings raised from numtorch's own modules, keeps
+# PyTorch's silence at no cost per call. A user's own NumPy code still warns. The filter
+# lives in the process's filter list, so a `warnings.catch_warnings` block that imports
+# numtorch (pytest's collection does) drops it on exit: there these rare warnings show.
+warnings.filterwarnings(
+    "ignore", message=r"(overflow|underflow|invalid value|divide by zero) encountered",
+    category=RuntimeWarning, module=r"numtorch\.")
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _EXTOBJ
     with np.errstate(all="ignore"):
