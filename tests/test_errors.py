@@ -281,14 +281,15 @@ def test_float_overflow_and_nan_are_silent_as_in_pytorch():
     import subprocess
     import sys
     code = """
-import warnings, numpy as np, numtorch
+import warnings, numpy as np, numtorch, numtorch.func
 warnings.filterwarnings("always", category=RuntimeWarning, append=True)
 big = numtorch.tensor([1e30, 2.0])
 with warnings.catch_warnings(record=True) as w:
     out = [big * big, big * big + big * big, numtorch.tensor([3e38]) + 3e38,
            numtorch.tensor([7e4]).half(),
            numtorch.tensor([[float("nan"), 1.0]]) @ numtorch.ones(2, 2),
-           numtorch.tensor([1e30]).exp(), numtorch.tensor([0.0]).log()]
+           numtorch.tensor([1e30]).exp(), numtorch.tensor([0.0]).log(),
+           numtorch.func.make_graph(lambda a: a.sin() * a)(big * big)(big * big)[0]]
     np.float32(1e30) * np.float32(1e30)
 print([str(r.message) for r in w])
 print(all(np.isinf(p.numpy()).any() or np.isnan(p.numpy()).any() for p in out))

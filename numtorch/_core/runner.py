@@ -26,7 +26,9 @@ _IDENT_OK = str.isidentifier
 
 def runner(graph):
     """A function ``f(*arrays) -> tuple of arrays`` running ``graph``'s primitives' impls."""
-    ns = {"ndarray": np.ndarray, "asarray": np.asarray}
+    # __name__: the generated code's warnings are numtorch's (Note [Silent floating-point
+    # errors], numtorch/_prims/elementwise.py)
+    ns = {"ndarray": np.ndarray, "asarray": np.asarray, "__name__": __name__}
     names = {}
 
     def name(v):
