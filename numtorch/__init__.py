@@ -2,6 +2,7 @@
 
 ``import numtorch as torch`` and write PyTorch. This file only re-exports.
 """
+from . import _allocator  # noqa: F401  (warms malloc: Note [Warming the allocator])
 from ._core import dtypes as _dtypes
 from ._core.dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16, float32,  # noqa: F401
                            float64, complex64, complex128, dtype, get_default_dtype,
