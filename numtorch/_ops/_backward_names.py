@@ -12,13 +12,20 @@ name: after the op runs, the node its output got *in this call* is named (the no
 An output that is an input passed through (``dropout(p=0)``) is left alone; when
 decorated ops nest (``mse_loss`` calls ``mean``), the outermost, which the user called,
 names the node. The cost is
-one attribute read per call when no gradient is recorded.
+one attribute read per call when no gradient is recorded. An in-place call
+(``F.hardtanh(x, inplace=True)``) names the write node its input got (Note [grad_fn of an
+in-place op], inplace.py), with PyTorch's in-place overload's name where it differs
+(``LeakyReluBackward1``).
 """
 from __future__ import annotations
 
 import functools
 
 __all__ = ["backward_name"]
+
+# The in-place overloads PyTorch numbers apart from the out-of-place op's node.
+_INPLACE_OVERLOADS = {"LeakyReluBackward0": "LeakyReluBackward1", "EluBackward0": "EluBackward1",
+                      "CeluBackward0": "CeluBackward1", "ThresholdBackward0": "ThresholdBackward1"}
 
 
 def backward_name(name):
@@ -30,15 +37,31 @@ def backward_name(name):
     def decorate(fn):
         @functools.wraps(fn)
         def op(*args, **kwargs):
+            before = getattr(args[0], "grad_fn", None) if args else None
             out = fn(*args, **kwargs)
             node = getattr(out, "grad_fn", None)
-            if node is not None and (not args or getattr(args[0], "grad_fn", None) is not node):
+            if node is not None and node is not before:
                 label = name if fixed else name(*args, **kwargs)
+                if label is not None and out is args[0]:      # written in place
+                    label = _INPLACE_OVERLOADS.get(label, label)
                 if label is not None:   # the outermost op runs last, so its name wins
-                    if node.metadata is None:
-                        node.metadata = {"name": label}
-                    else:
-                        node.metadata["name"] = label
+                    _name_node(node, label)
+            elif node is None and isinstance(out, tuple):   # split, topk, max(dim), unbind
+                label = None
+                for part in out:
+                    node = getattr(part, "grad_fn", None)
+                    if node is not None and node is not before:
+                        label = label or (name if fixed else name(*args, **kwargs))
+                        if label is None:
+                            break
+                        _name_node(node, label)
             return out
         return op
     return decorate
+
+
+def _name_node(node, label):
+    if node.metadata is None:
+        node.metadata = {"name": label}
+    else:
+        node.metadata["name"] = label

@@ -313,6 +313,7 @@ def _scatter_common(input, dim, index, src, fn):
     return d, src
 
 
+@backward_name(lambda input, dim, index, src=None, *, value=None, reduce=None: None if reduce is not None else "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1")
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """Out-of-place ``scatter_``: writes ``src`` into ``input`` at ``index`` along ``dim``."""
     if src is None:
@@ -329,6 +330,7 @@ def scatter_add(input, dim, index, src):
     return bind(I.scatter_add, input, index, src, dim=d)
 
 
+@backward_name("IndexSelectBackward0")
 def index_select(input, dim, index):
     """Selects entries of ``input`` along ``dim`` at the 1-D ``index``."""
     check_tensor(input, "input", "index_select")

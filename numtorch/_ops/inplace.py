@@ -123,7 +123,30 @@ def inplace(self: Tensor, fn, name="inplace"):
             return self
         if rd.__class__ is ndarray and _prim.grad_mode[0]:
             result = fn(_operand_snapshot(self))
-    return assign(self, _fit(self, result, name))
+    op_node = result.grad_fn if isinstance(result, Tensor) and name not in _PLAIN_WRITES else None
+    assign(self, _fit(self, result, name))
+    if op_node is not None and self._base is None and self.grad_fn is not op_node and \
+            self.grad_fn is not None:
+        _name_write(self.grad_fn, op_node)   # Note [grad_fn of an in-place op]
+    return self
+
+
+# Note [grad_fn of an in-place op]
+# Under autograd an in-place op's result reaches ``self`` through a write node (copy_to,
+# Note [Effects]), so ``x.relu_().grad_fn`` would print as that node. PyTorch prints the op's
+# own node there (ReluBackward0, AddBackward0), so the write node takes its name (a decorated
+# composite then names it as its out-of-place call would, Note [grad_fn names of composite
+# ops]). A write into a view keeps the view's node. The plain writes keep CopyBackwards: their
+# value's node is the source's own history (``y.copy_(x * 2)``), not an op of this call.
+_PLAIN_WRITES = frozenset({"copy_", "fill_", "__setitem__"})
+
+
+def _name_write(node, op_node):
+    label = op_node.name()
+    if node.metadata is None:
+        node.metadata = {"name": label}
+    else:
+        node.metadata["name"] = label
 
 
 def _constant_write(old, value):

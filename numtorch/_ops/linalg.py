@@ -179,6 +179,7 @@ def tensordot(a, b, dims=2):
     return _dot(a, b, xc, yc)
 
 
+@backward_name("TraceBackward0")
 def trace(input):
     """The sum of the main diagonal of a 2-D tensor."""
     if input.ndim != 2:
@@ -186,6 +187,7 @@ def trace(input):
     return input.diagonal().sum()
 
 
+@backward_name("AddmmBackward0")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``."""
     out = mm(mat1, mat2)

@@ -148,11 +148,13 @@ def minimum(input, other):
     return elementwise_binary(E.minimum, input, other)
 
 
+@backward_name("FmaxBackward0")
 def fmax(input, other):
     """Elementwise maximum that ignores NaN: NaN only where both operands are NaN."""
     return _nan_ignoring(maximum, input, other)
 
 
+@backward_name("FminBackward0")
 def fmin(input, other):
     """Elementwise minimum that ignores NaN: NaN only where both operands are NaN."""
     return _nan_ignoring(minimum, input, other)
@@ -352,6 +354,8 @@ def logit(input, eps=None):
     return log(input / (1 - input))
 
 
+@backward_name(lambda input, other: "XlogyBackward1" if not isinstance(input, Tensor) else
+               "XlogyBackward0" if isinstance(other, Tensor) else "XlogyBackward2")
 def xlogy(input, other):
     """``input * log(other)``, zero where ``input`` is zero (NaN if ``other`` is NaN)."""
     x, y = elementwise_operands(input, other, dtype=float_dtype_for(result_type(input, other)))
@@ -363,15 +367,18 @@ def _zeros_like(x):
     return zeros_like(x)
 
 
+@backward_name(lambda input, end, weight: "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0")
 def lerp(input, end, weight):
     """``input + weight * (end - input)``."""
     return input + weight * (end - input)
 
 
+@backward_name("HypotBackward0")
 def hypot(input, other):
     return sqrt(input * input + other * other)
 
 
+@backward_name("LogaddexpBackward0")
 def logaddexp(input, other):
     m = maximum(input, other)
     m = where(isinf(m), _zeros_like(m), m).detach()

@@ -170,10 +170,14 @@ def _zeros_index(like):
     return zeros((), dtype=_dt.int64, device=like.device)
 
 
-max = backward_name(lambda input, dim=None, *a, **k: "MaxBackward1" if dim is None else None)(
-    _extremum(Rd.argmax, Rd.reduce_max, "max"))
-min = backward_name(lambda input, dim=None, *a, **k: "MinBackward1" if dim is None else None)(
-    _extremum(Rd.argmin, Rd.reduce_min, "min"))
+def _extremum_name(stem):
+    """``max()`` is MaxBackward1, ``max(dim)`` MaxBackward0; ``max(other)`` keeps maximum's."""
+    return lambda input, dim=None, *a, **k: (f"{stem}Backward1" if dim is None else
+                                              f"{stem}Backward0" if isinstance(dim, int) else None)
+
+
+max = backward_name(_extremum_name("Max"))(_extremum(Rd.argmax, Rd.reduce_max, "max"))
+min = backward_name(_extremum_name("Min"))(_extremum(Rd.argmin, Rd.reduce_min, "min"))
 
 
 def _arg(prim, fn):
@@ -304,6 +308,7 @@ def cumsum(input, dim, *, dtype=None):
     return bind(Rd.cumsum, input, axis=canonical_dim(dim, input.ndim))
 
 
+@backward_name("CumprodBackward0")
 def cumprod(input, dim, *, dtype=None):
     """Cumulative product along ``dim`` (running products: exact with zeros, like PyTorch)."""
     if dtype is not None:

@@ -415,6 +415,7 @@ def atleast_3d(input):
     return reshape(input, (1, input.numel(), 1))
 
 
+@backward_name(lambda tensor, split_size_or_sections, dim=0: "SplitBackward0" if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0")
 def split(tensor, split_size_or_sections, dim=0):
     """Splits ``tensor`` into chunks of a given size, or of the given sizes, along ``dim``."""
     d = canonical_dim(dim, tensor.ndim)
@@ -438,6 +439,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(out)
 
 
+@backward_name("SplitBackward0")
 def chunk(input, chunks, dim=0):
     """Splits ``input`` into ``chunks`` pieces (the last may be smaller)."""
     if chunks <= 0:
@@ -458,6 +460,7 @@ def tensor_split(input, indices_or_sections, dim=0):
     return split(input, sizes, d)
 
 
+@backward_name("UnbindBackward0")
 def unbind(input, dim=0):
     """Removes a dimension, returning a tuple of all slices along it."""
     d = canonical_dim(dim, input.ndim)
@@ -481,6 +484,7 @@ def flipud(input):
     return flip(input, (0,))
 
 
+@backward_name("RollBackward0")
 def roll(input, shifts, dims=None):
     """Rolls ``input`` along ``dims`` by ``shifts`` (flattened first if ``dims`` is None)."""
     if dims is None:
@@ -503,6 +507,7 @@ def roll(input, shifts, dims=None):
     return out
 
 
+@backward_name("RepeatBackward0")
 def repeat(input, *sizes):
     """Repeats ``input`` along each dimension ``sizes`` times (copies the data)."""
     sizes = _shape_args(sizes)
@@ -634,11 +639,13 @@ def _triangle(x, diagonal, upper):
     return where(mask, x, zeros((), dtype=x.dtype))
 
 
+@backward_name("TrilBackward0")
 def tril(input, diagonal=0):
     """The lower triangle of the last two dims; elements above ``diagonal`` are zero."""
     return _triangle(input, diagonal, False)
 
 
+@backward_name("TriuBackward0")
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims; elements below ``diagonal`` are zero."""
     return _triangle(input, diagonal, True)

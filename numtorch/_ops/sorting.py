@@ -6,6 +6,7 @@ import collections
 from .._core.primitive import bind
 from .._prims.sorting import sort as sort_p
 from ._common import canonical_dim, check_tensor
+from ._backward_names import backward_name
 
 _sort_result = collections.namedtuple("sort", ["values", "indices"])
 _topk_result = collections.namedtuple("topk", ["values", "indices"])
@@ -42,6 +43,7 @@ def msort(input):
     return _sorted(input, 0, False, "msort")[0]
 
 
+@backward_name("TopkBackward0")
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or smallest) elements along ``dim``: namedtuple (values, indices)."""
     check_tensor(input, "input", "topk")
@@ -72,6 +74,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return _kthvalue_result(v, i)
 
 
+@backward_name(lambda input, dim=None, keepdim=False: "MedianBackward0" if dim is None else "MedianBackward1")
 def median(input, dim=None, keepdim=False):
     """The lower median: of all elements (a tensor), or along ``dim`` (values, indices)."""
     check_tensor(input, "input", "median")

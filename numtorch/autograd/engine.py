@@ -47,6 +47,7 @@ _TORCH_NODE_NAMES = {
     "reduce_min": "AminBackward0", "reduce_prod": "ProdBackward0", "take": "IndexBackward0",
     "scatter": "IndexPutBackward0", "maximum": "MaximumBackward0", "minimum": "MinimumBackward0",
     "sigmoid": "SigmoidBackward0", "pad": "ConstantPadNdBackward0", "conv": "ConvolutionBackward0",
+    "copy_to": "CopyBackwards",
 }
 
 

@@ -141,11 +141,13 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@backward_name("EluBackward0")
 def selu(input, inplace=False):
     """Applies ``scale * elu(x, alpha)`` with the self-normalizing constants."""
     return _apply(input, lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace, "selu_")
 
 
+@backward_name("CeluBackward0")
 def celu(input, alpha=1.0, inplace=False):
     """Applies ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` elementwise."""
     if alpha == 0:
@@ -183,22 +185,26 @@ def softplus(input, beta=1.0, threshold=20.0):
     return M.where(big, input, soft / beta if beta != 1 else soft)
 
 
+@backward_name("MishBackward0")
 def mish(input, inplace=False):
     """Applies ``x * tanh(softplus(x))`` elementwise."""
     return _apply(input, lambda x: x * M.tanh(softplus(x)), inplace, "mish_")
 
 
+@backward_name("LogSigmoidBackward0")
 def logsigmoid(input):
     """Applies ``log(sigmoid(x))`` computed stably."""
     return M.minimum(input, 0) - M.log1p(M.exp(-M.abs(input)))
 
 
+@backward_name("HardsigmoidBackward0")
 def hardsigmoid(input, inplace=False):
     """Applies ``0`` below -3, ``1`` above 3, ``x / 6 + 1/2`` between."""
     return _apply(input, lambda x: M.where(x <= -3, 0, M.where(x >= 3, 1, x / 6 + 0.5)),
                   inplace, "hardsigmoid_")
 
 
+@backward_name("HardswishBackward0")
 def hardswish(input, inplace=False):
     """Applies ``x * relu6(x + 3) / 6`` elementwise."""
     return _apply(input, lambda x: M.where(x <= -3, 0, M.where(x >= 3, x, x * (x + 3) / 6)),
@@ -215,11 +221,13 @@ def tanhshrink(input):
     return input - M.tanh(input)
 
 
+@backward_name("ThresholdBackward0")
 def threshold(input, threshold, value, inplace=False):
     """``x`` where ``x > threshold``, else ``value``."""
     return _apply(input, lambda x: M.where(x > threshold, x, value), inplace, "threshold_")
 
 
+@backward_name("GluBackward0")
 def glu(input, dim=-1):
     """Gated linear unit: ``a * sigmoid(b)`` where ``a, b`` are the halves of ``input`` on ``dim``."""
     if input.ndim == 0:
@@ -427,6 +435,7 @@ def _update_running(running, batch_stat, momentum):
              "batch_norm_update_stats")
 
 
+@backward_name("NativeGroupNormBackward0")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group normalization: normalizes each group of ``C / num_groups`` channels per sample."""
     if input.ndim < 2:
