@@ -236,3 +236,23 @@ def test_prim_has_lower_rule(prim):
         f"prims.{prim.name} has no lower rule (give it one, or declare it extern)"
     if isinstance(rule, _lower.Extern):
         assert rule.reason, f"prims.{prim.name}: an extern declaration says why"
+
+
+@pytest.mark.parametrize("make", [
+    lambda b: np.broadcast_to(b[0, :1].reshape(()), (10, 40)),   # a number broadcast
+    lambda b: np.broadcast_to(b[0], (10, 40)),           # a bias broadcast over rows
+    lambda b: np.broadcast_to(b[:, :1], (10, 40)),       # a column broadcast
+    lambda b: b.T,                                       # strided, no zero stride
+    lambda b: np.broadcast_to(b[::2, 0], (4, 5, 5)).transpose(1, 0, 2),
+], ids=["number", "row", "column", "transposed", "mixed"])
+def test_broadcast_in_dim_of_views_is_numpys_broadcast(make):
+    # Note in _bid_impl: a broadcast view broadcast again (vmap's unbatched operands) takes
+    # the direct strided view; values, shape and read-only-ness are np.broadcast_to's.
+    impl = ALL_PRIMITIVES["broadcast_in_dim"].impl
+    base = np.random.default_rng(0).standard_normal((10, 40)).astype(np.float32)
+    x = make(base)
+    for lead in [(), (3,), (2, 1)]:
+        shape = lead + x.shape
+        out = impl(x, shape=shape, broadcast_dimensions=tuple(range(len(lead), len(shape))))
+        np.testing.assert_array_equal(out, np.broadcast_to(x, shape))
+        assert not out.flags.writeable and np.shares_memory(out, base)

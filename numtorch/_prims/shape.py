@@ -25,6 +25,11 @@ def _linear_jvp(prim):
 # ops layer is one of these (JAX's lax.broadcast_in_dim).
 
 def _bid_impl(x, *, shape, broadcast_dimensions):
+    if not x.flags.c_contiguous and x.size and 0 in x.strides:
+        # A broadcast view itself (a number broadcast for an op, then broadcast again as an
+        # unbatched operand under vmap): its distinct elements, each stride-0 dim cut to
+        # size 1, are contiguous when what it broadcast was, and the same view results.
+        x = x[tuple([_ONE if st == 0 else _ALL for st in x.strides])]
     if x.flags.c_contiguous and x.size:
         # A read-only strided view built directly: np.broadcast_to costs ~8x more, and this
         # runs on every implicit broadcast of the eager autograd path.
@@ -39,6 +44,9 @@ def _bid_impl(x, *, shape, broadcast_dimensions):
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
     return np.broadcast_to(x.reshape(expanded), shape)
+
+
+_ONE, _ALL = slice(0, 1), slice(None)
 
 
 def _bid_shape(x, *, shape, broadcast_dimensions):

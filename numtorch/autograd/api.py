@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.tensor import Tensor, wrap_array
+from .._ops.creation import ones_like
 from . import engine
 
 
@@ -16,7 +17,6 @@ def _as_tuple(x):
 
 
 def _make_grads(outputs, grads, fn):
-    from .._ops.creation import ones_like
     if grads is None:
         grads = (None,) * len(outputs)
     if len(grads) != len(outputs):

@@ -15,6 +15,7 @@ from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor, wrap
 from .._ops.creation import ones_like, zeros_like
 from ..autograd import engine
+from ..autograd.engine import Node as _Node
 
 
 # Note [Tracer dtypes]
@@ -58,6 +59,7 @@ class GradInterpreter(Interpreter):
         return d.__class__ is GradTracer and d.interp is self
 
     def _unwrap(self, args):
+        """(the primals of ``args``, their edges at this level, whether any is tracked)."""
         primals, edges, tracked = [], [], False
         for a in args:
             d = a._data
@@ -70,10 +72,28 @@ class GradInterpreter(Interpreter):
             else:
                 primals.append(a)
                 edges.append(None)
-        return primals, tuple(edges), tracked
+        return tuple(primals), tuple(edges), tracked
 
     def process(self, prim, args, params):
-        primals, edges, tracked = self._unwrap(args)
+        if len(args) == 2:   # _unwrap, inlined for two operands (most ops)
+            a, b = args
+            d = a._data
+            if d.__class__ is GradTracer and d.interp is self:
+                pa = d.primal
+                ea = (a.grad_fn, a._output_nr) if a.grad_fn is not None else \
+                    ((a, 0) if a._requires_grad else None)
+            else:
+                pa, ea = a, None
+            d = b._data
+            if d.__class__ is GradTracer and d.interp is self:
+                pb = d.primal
+                eb = (b.grad_fn, b._output_nr) if b.grad_fn is not None else \
+                    ((b, 0) if b._requires_grad else None)
+            else:
+                pb, eb = b, None
+            primals, edges, tracked = (pa, pb), (ea, eb), ea is not None or eb is not None
+        else:
+            primals, edges, tracked = self._unwrap(args)
         if prim.multiple_results and prim.name == "graph_call" and tracked and _prim.grad_mode[0]:
             # a compiled region runs its partitioned forward and backward (Note [Compiled
             # regions under grad], numtorch/_aot/function.py)
@@ -96,9 +116,10 @@ class GradInterpreter(Interpreter):
             engine.record(prim, params, edges, tuple(primals), out, wrapped)
             return result
         # One output and no custom ctx: `record`, inlined (one per differentiated op).
-        result = wrap(GradTracer(self, out))
-        if result._data.dtype.kind in "fc":
-            result.grad_fn = engine.Node(prim, params, tuple(primals), out, edges)
+        tracer = GradTracer(self, out)
+        result = wrap(tracer)
+        if tracer.dtype.kind in "fc":
+            result.grad_fn = _Node(prim, params, primals, out, edges)
             result._requires_grad = True
         return result
 
