@@ -13,6 +13,9 @@ debug = False              # comment every generated local with its graph value
 # random draws are externs running NumPy's PCG64 samplers from the state operand, so compiled
 # code always draws eager's numbers (Note [Random state as a value]); False changes nothing
 fallback_random = True
+# products in BLAS's faster orientation, transposes moved into products (Note [Transposes
+# sink to products], layout.py); graphs bound for C only
+layout_rewrites = True
 freezing = False           # fold captured tensors into the code (Note [Folding captured tensors])
 # set by torch.compile(mode="max-autotune") (Note [Compile mode and options], runner.py);
 # it changes nothing yet: the scheduler has one schedule per graph and the thread policy

@@ -26,7 +26,7 @@ import numpy as np
 from .._core.ir import Const, Var
 from .._core.tensor import wrap
 from .. import _threads
-from . import build, codegen, config, gather, gemm, numpy_codegen, simplify
+from . import build, codegen, config, gather, gemm, layout, numpy_codegen, simplify
 from .scheduler import Kernel, dtype_of, schedule
 
 log = logging.getLogger("numtorch._inductor")
@@ -111,6 +111,8 @@ def compile_graphs(graphs, *, options=None):
             if not config.cpp.numpy_fallback:
                 build.warn_no_compiler()
             return [_numpy(g) for g in graphs]
+        if config.layout_rewrites:                   # Note [Transposes sink to products]
+            graphs = [layout.choose_layouts(g) for g in graphs]
         parts = []
         for i, graph in enumerate(graphs):
             sched = schedule(graph, codegen.reads)
