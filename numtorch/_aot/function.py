@@ -39,16 +39,21 @@ from .partition import joint_graph, partition
 class AotPair:
     """The partition of one region for one pattern of inputs needing grad, compiled."""
 
-    __slots__ = ("region", "needs_grad", "partition", "forward", "backward", "n_in",
+    __slots__ = ("region", "needs_grad", "partition", "forward", "backward", "forward_graph",
+                 "backward_graph", "n_in",
                  "diff_outputs", "out_types", "requires_grad", "__weakref__")
 
-    def __init__(self, region, needs_grad, compiler):
+    def __init__(self, region, needs_grad, compiler, broadcasts=None):
         self.region, self.needs_grad = region, needs_grad
         self.n_in = len(region.inputs)
         self.diff_outputs = tuple(j for j, o in enumerate(region.outputs) if o.dtype.kind in "fc")
         self.partition = p = partition_of(region, needs_grad)
-        self.forward = compiler(p.forward)
-        self.backward = compiler(p.backward)
+        broadcasts = broadcasts or {}           # Note [Broadcast constants]
+        self.forward_graph = _reading_constants(p.forward, broadcasts)
+        self.backward_graph = _reading_constants(p.backward, {
+            j: broadcasts[i] for j, i in enumerate(p.saved_inputs) if i in broadcasts})
+        self.forward = compiler(self.forward_graph)
+        self.backward = compiler(self.backward_graph)
         self.out_types = tuple((v.shape, v.dtype) for v in p.forward.outputs)
         # which outputs get a grad_fn: floating ones computed from an input needing grad
         dep = {id(v) for v, need in zip(region.inputs, needs_grad) if need}
@@ -137,7 +142,9 @@ def aot_function(graph, compiler, *, inference=None):
     if repro_after() == "aot":      # the accuracy minifier (repro.py)
         compiler = checked_compiler(compiler)
     region, consts, positions = graph.closed()
-    consts = tuple(_materialized(c) for c in consts)
+    broadcasts = {i: c for i, c in enumerate(consts) if _broadcast(c)}
+    consts = tuple(wrap_array(np.ascontiguousarray(c._data)) if i in broadcasts else c
+                   for i, c in enumerate(consts))
     # under a transform the region's rules derive graphs: they run through ``compiler``
     # too (Note [Transformed regions stay compiled] in _prims/control.py)
     region.cache["compiler"] = compiler
@@ -175,7 +182,7 @@ def aot_function(graph, compiler, *, inference=None):
         key = tuple(needs)
         pair = pairs.get(key)
         if pair is None:
-            pair = pairs[key] = AotPair(region, key, compiler)
+            pair = pairs[key] = AotPair(region, key, compiler, broadcasts)
         outs = bind(aot_call, *args, pair=pair)
         outs = outs[:len(region.outputs)]
         if len(positions) == len(graph.outputs):
@@ -191,20 +198,40 @@ def aot_function(graph, compiler, *, inference=None):
 # Note [Broadcast constants]
 # Capture turns Python scalars of an expression into constant tensors broadcast to the
 # operand's shape (relu's `x <= 0` compares with zeros(128, 512) of strides (0, 0)). In the
-# closed region they become inputs of the compiled forward and backward, and the
-# inductor's runner made each one contiguous on every call: 13 copies, 1.5 MB per step of
-# the MLP SGD step. They are materialized once here instead. Only a constant with all
-# strides 0 that needs no gradient is copied: it holds a single value that capture made
-# from a Python scalar, no parameter or buffer, so the copy cannot miss an update the way
-# a copied parameter would (Note [Captured tensors are read per call] in the inductor).
+# closed region they are inputs, and the inductor's runner made each one contiguous on
+# every call: 13 copies, 1.5 MB per step of the MLP SGD step. Inside the compiled forward
+# and backward they are constants again (``_reading_constants``): the kernels read their
+# one value as a literal (Note [Literal constants], scheduler.py) instead of a contiguous
+# array of it (two arrays of 10 x 64 x 128 zeros in the compiled ensemble's forward), and
+# the graph passes see a constant where a pointwise node meets it (a relu's transposed
+# operand can then sink into the product reading it, Note [Transposes sink to products],
+# _inductor/layout.py). The inputs stay in the signatures, unread, and are passed a
+# contiguous copy made once here (for the create_graph path, which differentiates the
+# region on them). Only a constant with all strides 0 that needs no gradient counts: it
+# holds a single value that capture made from a Python scalar, no parameter or buffer,
+# so reading it as a literal cannot miss an update the way a frozen parameter would
+# (Note [Captured tensors are read per call] in the inductor).
 
 
-def _materialized(t):
+def _broadcast(t):
     d = t._data
-    if d.__class__ is np.ndarray and d.ndim and d.size > 1 and not any(d.strides) \
-            and not t._requires_grad:
-        return wrap_array(np.ascontiguousarray(d))
-    return t
+    return d.__class__ is np.ndarray and d.ndim and d.size > 1 and not any(d.strides) \
+        and not t._requires_grad
+
+
+def _reading_constants(graph, values):
+    """``graph`` reading ``values[i]`` (a tensor) as a constant wherever it read its input
+    ``i``; the inputs stay, unread (Note [Broadcast constants])."""
+    if not values:
+        return graph
+    from .._core.ir import Const, Graph, Node, Var
+    env = {id(graph.inputs[i]): Const(f"bc{i}", t, literal=True) for i, t in values.items()}
+    nodes = [Node(n.prim, [env.get(id(v), v) for v in n.ins], n.params, n.outs, n.where)
+             for n in graph.nodes]
+    outputs = [env.get(id(o), o) if isinstance(o, Var) else o for o in graph.outputs]
+    return Graph(list(graph.inputs), nodes, outputs, list(graph.consts) + list(env.values()),
+                 graph.in_tree, graph.out_tree, graph.name, shape_env=graph.shape_env,
+                 rng=graph.rng)
 
 
 def _per_sizes(graph, compiler, inference):

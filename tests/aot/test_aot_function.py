@@ -149,3 +149,42 @@ def test_inductor_backward_runs_kernels():
     pair, = run.pairs.values()
     assert pair.backward.compiled.kernel_count >= 1
     assert pair.forward.compiled.kernel_count >= 1
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_broadcast_constants_are_read_as_constants(backend):
+    """Note [Broadcast constants]: relu's zeros (a Python scalar broadcast by capture) are
+    constants of the compiled forward and backward, not inputs they read; forward,
+    gradients and double backward stay eager's."""
+    from numtorch._inductor import build
+    if backend == "inductor" and build.compiler() is None:
+        pytest.skip("no C compiler")
+    from numtorch._dynamo.backends import GraphModule, lookup_backend
+    torch.manual_seed(2)
+    w = torch.randn(8, 5, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(16, 5, dtype=torch.float64)
+    f = lambda w, x: (torch.relu(x @ w.T) ** 2).sum()          # noqa: E731
+    g = make_graph(f)(w, x)
+    run = lookup_backend(backend)(GraphModule(g), [w, x])
+    loss = run(w, x)[0]
+    pair, = run.pairs.values()
+    region_consts = g.closed()[1]
+    zeros = [i for i, c in enumerate(region_consts) if not any(c._data.strides)]
+    assert zeros, "relu's comparison captures a broadcast zero"
+    for graph, positions in ((pair.forward_graph, zeros),
+                             (pair.backward_graph, [j for j, i in enumerate(pair.partition.saved_inputs)
+                                                    if i in zeros])):
+        read = {id(v) for n in graph.nodes for v in n.ins}
+        assert not any(id(graph.inputs[i]) in read for i in positions), graph
+    loss.backward()
+    we = w.detach().clone().requires_grad_()
+    le = f(we, x)
+    le.backward()
+    np.testing.assert_allclose(loss.detach().numpy(), le.detach().numpy(), rtol=1e-14)
+    np.testing.assert_allclose(w.grad.numpy(), we.grad.numpy(), rtol=1e-13, atol=1e-15)
+    w.grad = None
+    gw, = torch.autograd.grad(run(w, x)[0], w, create_graph=True)
+    ggw, = torch.autograd.grad(gw.pow(2).sum(), w)
+    ew, = torch.autograd.grad(f(we, x), we, create_graph=True)
+    eew, = torch.autograd.grad(ew.pow(2).sum(), we)
+    np.testing.assert_allclose(ggw.numpy(), eew.numpy(), rtol=1e-12, atol=1e-13)
