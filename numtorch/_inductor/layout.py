@@ -13,7 +13,7 @@ rewrites a graph, before scheduling, so that:
   untransposed layout, until a product takes it as dimension numbers (Note [Transposes
   sink to products]).
 
-It computes the same values (the same bits: the Notes say why); it does not schedule,
+It computes the same values (eager's bits: the Notes say why); it does not schedule,
 generate code or know any layout but C-contiguous. The runner applies it to graphs bound
 for C (``config.layout_rewrites``); generated NumPy code takes transposes as views.
 """
@@ -43,20 +43,24 @@ from .simplify import MOVEMENT_RULES
 # reaches the chain's consumers. Only nodes whose value a product reads (through pointwise
 # nodes) move it: elsewhere nothing would take the transpose, and a reduction of a
 # transposed product (``(x.t() * y).sum(-1)``) would no longer be seen as a sum of
-# products (Note [Sums of products], codegen.py). A ``dot_general`` takes it as dimension numbers: its
-# contracting and batch dims are renamed, which is exact when the operand's free dims keep
-# their order (the output's dims are then the same), and only when the backend still runs
-# the product in its segment (``gemm.plan`` or ``gemm.blas_plan`` accepts the new
+# products (Note [Sums of products], codegen.py). A ``dot_general`` takes it as dimension
+# numbers: its contracting and batch dims are renamed, which is exact when the operand's
+# free dims keep their order (the output's dims are then the same), and only when the
+# backend still runs the product in its segment (``gemm.plan`` or ``gemm.blas_plan`` accepts the new
 # dimension numbers: the product loops read any strides, and BLAS takes a transposed
 # matrix as a flag). Any other consumer (a graph output, a reduction, an extern) reads the
 # transpose as before, with the pointwise chain inlined at the transposed index: the same
 # kernel as without the rewrite. Only transposes of materialised values move (a product's
 # output, an input): a transpose of a broadcast or a constant costs no reads, and moving
 # those could undo what the rule did (two rules fighting over one node).
-# The bits do not change: a pointwise node computes the same element from the same
-# operand elements, and a product's sum over k runs in the same order whatever the
-# operands' strides (Note [Small products in C]; BLAS: Note [Products in BLAS's faster
-# orientation]). tests/inductor/test_layouts.py compares with eager bit for bit.
+# Bits: a pointwise node computes the same element from the same operand elements, and
+# the product loops sum over k in the same order whatever the operands' strides (Note
+# [Small products in C]): those do not change. A BLAS product that takes a transpose gets
+# it as a transpose flag where it got a transposed copy, and OpenBLAS sums some shapes in
+# another order under another flag (NT against NN: 15-25% of random shapes differ in the
+# last bit); but the flag is the one ``np.matmul`` passes for eager's transposed view, so
+# the result has eager's bits, which the copy did not promise. test_layouts.py compares
+# with the compile without the rewrite (the loops) and with eager (BLAS) bit for bit.
 #
 # Note [Products in BLAS's faster orientation]
 # The ensemble's first product is x (64, 784) times the stacked weights W (10, 128, 784)

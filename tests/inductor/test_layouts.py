@@ -141,8 +141,8 @@ def test_sinking_stops_where_it_cannot_pay():
         assert len(_nodes(new, "transpose")) == len(_nodes(graph, "transpose")), new
         _same_bits_on_and_off(graph, args, lambda: [f(*args).numpy()])
     t, x = torch.randn(10, 64, 128), torch.randn(64, 300)
-    f = lambda t, x: dot_general.bind((t * 2).permute(1, 0, 2), x, contracting=((0,), (0,)),   # noqa: E731
-                                      batch=((), ()))
+    f = lambda t, x: dot_general.bind(                      # noqa: E731
+        (t * 2).permute(1, 0, 2), x, contracting=((0,), (0,)), batch=((), ()))
     graph = make_graph(f)(t, x)
     assert _nodes(choose_layouts(graph), "transpose")
 
@@ -180,3 +180,27 @@ def test_sunk_chains_reaching_outputs_and_permuted_broadcasts():
         c, (a, p) = _same_bits_on_and_off(graph, args, lambda: [fn(*args)[0].numpy()])
         ref = np.einsum("ebh,eoh->ebo", a.astype(np.float64), args[4].numpy().astype(np.float64))
         np.testing.assert_allclose(p, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+@needs_blas
+@pytest.mark.parametrize("seed", range(4))
+def test_transposes_taken_by_blas_give_eager_bits(seed):
+    """A transposed operand of a BLAS product is passed as BLAS's transpose flag, as
+    ``np.matmul`` passes eager's transposed view: eager's bits (Note [Transposes sink to
+    products]; the compile without the rewrite, which writes the transposed copy out and
+    calls BLAS without the flag, is no reference here: OpenBLAS may sum otherwise)."""
+    rng = np.random.default_rng(seed)
+    M, N, K = (int(n) for n in rng.integers(40, 300, size=3))
+    xa, wa = (rng.standard_normal(s).astype(np.float32) for s in ((K, M), (K, N)))
+    x, w = torch.tensor(xa), torch.tensor(wa)
+    f = lambda x, w: ((x * 2).t() @ w) * 3                # noqa: E731
+    graph = make_graph(f)(x, w)
+    assert not _nodes(choose_layouts(graph), "transpose")
+    c = compile_graph(graph)
+    saved = torch.get_num_threads()
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            assert c(x, w)[0].numpy().tobytes() == f(x, w).numpy().tobytes(), f"{n} threads"
+    finally:
+        torch.set_num_threads(saved)
