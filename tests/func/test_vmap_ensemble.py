@@ -1,0 +1,91 @@
+"""Model ensembles under vmap: the batch rules on the ensemble's path give a Python loop's values.
+
+Note [Rows before columns in a batched product] (a product with one batched operand may
+be computed with its operands swapped and its result transposed back): values and
+gradients against a loop over the examples, both operand orders, several free dims, and
+the cases the rule must leave alone.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import numtorch as torch
+import numtorch.nn as nn
+import numtorch.nn.functional as F
+from numtorch.func import functional_call, grad, stack_module_state, vmap
+
+
+def _t(rng, *shape):
+    return torch.tensor(rng.standard_normal(shape).astype(np.float32))
+
+
+def _close(a, b):
+    # float32 sums in another order (one GEMM against several, summed cotangents):
+    # rounding-level agreement, relative to the largest entry (gradients cancel)
+    a, b = a.detach().numpy(), b.detach().numpy()
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6 * max(1.0, np.abs(b).max()))
+
+
+def test_shared_input_against_stacked_weights_matches_a_loop():
+    rng = np.random.default_rng(0)
+    x, W, b = _t(rng, 64, 30), _t(rng, 10, 128, 30), _t(rng, 10, 128)
+    out = vmap(lambda W, b: F.linear(x, W, b))(W, b)
+    _close(out, torch.stack([F.linear(x, W[i], b[i]) for i in range(10)]))
+    # the faster order ran: the batched result is the transpose of a contiguous array
+    assert vmap(lambda W: F.linear(x, W))(W).stride() == (128 * 64, 1, 64)
+
+
+def test_batched_input_against_shared_weight_matches_a_loop():
+    rng = np.random.default_rng(1)
+    xs, W = _t(rng, 6, 3, 2, 30), _t(rng, 128, 30)
+    out = vmap(lambda xi: xi @ W.T)(xs)
+    _close(out, torch.stack([xs[i] @ W.T for i in range(6)]))
+    out = vmap(lambda xi: F.linear(xi, W), in_dims=1)(xs)   # batch dim in the middle
+    _close(out, torch.stack([F.linear(xs[:, i], W) for i in range(3)]))
+
+
+@pytest.mark.parametrize("shapes", [((300, 30), (10, 8, 30)), ((1, 30), (4, 1, 30))])
+def test_products_the_rule_leaves_alone_match_a_loop(shapes):
+    # more rows than columns, or a 1 x 1 result per example: the plan's order
+    rng = np.random.default_rng(2)
+    x, W = _t(rng, *shapes[0]), _t(rng, *shapes[1])
+    out = vmap(lambda W: x @ W.T)(W)
+    _close(out, torch.stack([x @ W[i].T for i in range(len(W))]))
+
+
+def test_gradients_through_the_swapped_product_match_a_loop():
+    rng = np.random.default_rng(3)
+    x, W, b = _t(rng, 16, 12), _t(rng, 5, 40, 12), _t(rng, 5, 40)
+
+    def loss(x, W, b):
+        return vmap(lambda W, b: F.linear(x, W, b).relu())(W, b).square().sum()
+
+    def loop_loss(x, W, b):
+        return sum(F.linear(x, W[i], b[i]).relu().square().sum() for i in range(5))
+    for argnum in range(3):
+        _close(grad(loss, argnums=argnum)(x, W, b), grad(loop_loss, argnums=argnum)(x, W, b))
+    # per-example gradients through the product with the batched operand on the left
+    xs = _t(rng, 7, 12)
+    g = vmap(grad(lambda W, xi: F.linear(xi[None], W).tanh().sum()), in_dims=(None, 0))(W[0], xs)
+    ref = torch.stack([grad(lambda W: F.linear(xs[i][None], W).tanh().sum())(W[0])
+                       for i in range(7)])
+    _close(g, ref)
+
+
+def test_ensemble_of_mlps_matches_the_python_loop_with_gradients():
+    torch.manual_seed(0)
+    models = [nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 3)) for _ in range(4)]
+    params, buffers = stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+    x = torch.randn(8, 20)
+    out = vmap(lambda p, b, x: functional_call(base, (p, b), (x,)), in_dims=(0, 0, None))(
+        params, buffers, x)
+    _close(out, torch.stack([m(x) for m in models]))
+    out.square().sum().backward()
+    for i, m in enumerate(models):
+        m(x).square().sum().backward()
+        for name, p in m.named_parameters():
+            _close(params[name].grad[i], p.grad)
