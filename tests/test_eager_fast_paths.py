@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import numtorch as torch
-from numtorch.func import grad, vmap
+from numtorch.func import grad, jvp, vmap
 
 DTYPES = [np.float32, np.float64, np.int64, np.int32, np.uint8]
 
@@ -41,8 +41,11 @@ def test_relu_matches_where(dtype, shape):
     ref = np.where(a < 0, np.zeros((), dtype), a)   # eager: -0.0 stays -0.0 (Note [ReLU's zero])
     _same(torch.relu(torch.tensor(a)), ref)                       # eager, no grad
     _same(torch.nn.functional.relu(torch.tensor(a)), ref)
-    if shape:   # under a transform, one select of `a <= 0`: +0.0 at -0.0
-        _same(vmap(torch.relu)(torch.tensor(a)), np.where(a <= 0, np.zeros((), dtype), a))
+    if shape:   # under vmap, eager relu of the batched value (Note [Elementwise
+        _same(vmap(torch.relu)(torch.tensor(a)), ref)   # composites under vmap])
+        # under other transforms, one select of `a <= 0`: +0.0 at -0.0
+        _same(jvp(torch.relu, (torch.tensor(a),), (torch.tensor(a),))[0],
+              np.where(a <= 0, np.zeros((), dtype), a))
     if a.dtype.kind == "f":
         w = torch.tensor(a, requires_grad=True)
         out = torch.relu(w)

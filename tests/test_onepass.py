@@ -244,12 +244,13 @@ def relu_calls(monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kernel", [True, False])
-@pytest.mark.parametrize("layout", ["c", "strided"])
+@pytest.mark.parametrize("layout", ["c", "transposed", "sliced"])
 def test_relu_and_its_gradient_match_pytorch(dtype, kernel, layout, monkeypatch, relu_calls,
                                              select_calls):
-    """ReLU in one pass (or, without the kernels or for strided input, NumPy's comparison
-    and select): -0.0 stays -0.0, NaN (either sign) passes, the gradient is 0 at +-0 and 1
-    at NaN, and a NaN or infinite incoming gradient stays out of the zeroed entries."""
+    """ReLU in one pass (or, without the kernels or for input that does not fill its
+    memory, NumPy's comparison and select): -0.0 stays -0.0, NaN (either sign) passes, the
+    gradient is 0 at +-0 and 1 at NaN, and a NaN or infinite incoming gradient stays out
+    of the zeroed entries. A transposed input gives a transposed result, as in PyTorch."""
     pt = pytest.importorskip("torch")
     if not kernel:
         for name in ("_selects", "_relus"):
@@ -260,18 +261,22 @@ def test_relu_and_its_gradient_match_pytorch(dtype, kernel, layout, monkeypatch,
     for relu in ("F", "module"):
         w, ref_w = torch.tensor(a, requires_grad=True), pt.tensor(a, requires_grad=True)
         h, ref_h = w * 1, ref_w * 1
-        if layout == "strided":
+        if layout == "transposed":
             h, ref_h = h.t(), ref_h.t()
+        elif layout == "sliced":
+            h, ref_h = h[:, ::2], ref_h[:, ::2]
         f = torch.nn.functional.relu if relu == "F" else torch.nn.ReLU()
         out = f(h)
         ref = pt.nn.functional.relu(ref_h)
         assert out.grad_fn.name() == ref.grad_fn.name() == "ReluBackward0"
         assert np.array_equal(_bits(out.detach().numpy()), _bits(ref.detach().numpy()))
-        gg = g.T.copy() if layout == "strided" else g
-        out.backward(torch.tensor(gg))
-        ref.backward(pt.tensor(gg))
+        assert out.stride() == ref.stride()
+        for lib_g in (torch.tensor(g), pt.tensor(g)):   # the gradient in the output's layout
+            gg = lib_g.t() if layout == "transposed" else lib_g[:, ::2] if layout == "sliced" \
+                else lib_g
+            (out if isinstance(gg, torch.Tensor) else ref).backward(gg)
         assert np.array_equal(_bits(w.grad.numpy()), _bits(ref_w.grad.numpy()))
-    fast = kernel and layout == "c" and _onepass.available()
+    fast = kernel and layout != "sliced" and _onepass.available()
     assert relu_calls == ([("relu", np.dtype(dtype)), ("grad", np.dtype(dtype))] * 2
                           if fast else [])
 

@@ -592,7 +592,13 @@ def relu(input):
     the gradient is 0 at 0, as in PyTorch (Note [ReLU's zero])."""
     d = input._data if input.__class__ in TENSOR_TYPES else None
     if d.__class__ is not ndarray or STACK or d.dtype.kind not in "fiu":
-        return _relu_general(input)
+        batched = getattr(d, "map_elementwise", None)   # Note [Elementwise composites
+        if batched is not None:                          # under vmap], func/_vmap.py
+            out = batched(relu)
+            if out is not None:
+                return out
+        if d.__class__ is not ndarray or _claimed() or d.dtype.kind not in "fiu":
+            return _relu_general(input)
     out = _onepass.relu(d)
     if out is None:
         zero = _zero_of(d.dtype)
@@ -602,6 +608,13 @@ def relu(input):
         return out
     edge = (input.grad_fn, input._output_nr) if input.grad_fn is not None else (input, 0)
     return _prim.record_node(_relu_node, (input,), (edge,), out)
+
+
+def _claimed():
+    """Whether an interpreter takes binds on plain tensors (Note [Capture claims constants],
+    Note [Symbolic params]); else they reach eager autograd and NumPy, as relu's fast path
+    does."""
+    return bool(_prim.SYMBOLIC_OWNERS) or (STACK and STACK[-1].claims_constants)
 
 
 @backward_name("ReluBackward0")
@@ -663,7 +676,9 @@ _relu_node.vjp_needs = (("out",),)   # Note [What backward reads]
 # -0.0 there, as in PyTorch (`<=` would give +0.0), while the gradient's test is `<= 0`
 # (the output is <= 0 exactly where the input is), which gives PyTorch's gradient 0 at
 # both zeros; the two tests agree as numbers everywhere, so the node is the derivative
-# of the value computed. Under transforms and on meta tensors relu is the one select of
+# of the value computed. Under vmap relu is the same op on the batched value (Note
+# [Elementwise composites under vmap], func/_vmap.py), so an eager value's -0.0 stays.
+# Under other transforms and on meta tensors relu is the one select of
 # `input <= 0` (+0.0 at -0.0), binding one broadcast zero for both uses: the sign there
 # would need a second select with a stop_gradient, two binds more per ReLU at every
 # level, for a value equal to the other as a number.

@@ -235,24 +235,34 @@ def _relu_kernels(dt):
 
 
 def relu(x):
-    """``where(x < 0, 0, x)`` (PyTorch's ReLU: -0.0 and NaN kept) of a C-contiguous float32
-    or float64 array in one pass; None where the kernel does not apply."""
-    fns = _relu_kernels(x.dtype) if x.flags.c_contiguous and x.size else None
+    """``where(x < 0, 0, x)`` (PyTorch's ReLU: -0.0 and NaN kept) of a float32 or float64
+    array that fills its memory (C-contiguous or a transpose of such: vmap's batched
+    values often are), in one pass, the result in ``x``'s layout as NumPy's ufuncs and
+    PyTorch's would lay it out; None where the kernel does not apply."""
+    fns = _relu_kernels(x.dtype) if x.size and _dense(x) else None
     if fns is None:
         return None
-    out = np.empty(x.shape, x.dtype)
-    fns[0](_addressof(_from_buffer(out)), _address(x), out.size)
+    out = _like(x)
+    fns[0](_address(out), _address(x), out.size)
     return out
 
 
 def relu_grad(y, g):
-    """``where(y <= 0, 0, g)``, ReLU's gradient from its output ``y``, for C-contiguous
-    float32 or float64 ``y`` and ``g`` of one shape and dtype, in one pass; None where the
-    kernel does not apply."""
-    fns = _relu_kernels(y.dtype) if y.flags.c_contiguous and g.flags.c_contiguous \
-        and g.dtype == y.dtype and g.shape == y.shape and y.size else None
+    """``where(y <= 0, 0, g)``, ReLU's gradient from its output ``y``, for float32 or
+    float64 ``y`` and ``g`` of one shape, dtype and layout, filling their memory, in one
+    pass; None where the kernel does not apply."""
+    fns = _relu_kernels(y.dtype) if g.dtype == y.dtype and g.shape == y.shape and y.size \
+        and g.strides == y.strides and _dense(y) else None
     if fns is None:
         return None
-    out = np.empty(y.shape, y.dtype)
-    fns[1](_addressof(_from_buffer(out)), _address(y), _address(g), out.size)
+    out = _like(y)
+    fns[1](_address(out), _address(y), _address(g), out.size)
     return out
+
+
+def _like(a):
+    """A fresh array with ``a``'s shape, dtype and strides, for an ``a`` that fills its
+    memory: element i of ``a``'s memory and of the result's at the same place."""
+    if a.flags.c_contiguous:
+        return np.empty(a.shape, a.dtype)
+    return np.ndarray(a.shape, a.dtype, np.empty(a.size, a.dtype), 0, a.strides)

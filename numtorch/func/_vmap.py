@@ -48,6 +48,13 @@ class BatchTracer(Tracer):
         v = engine.stand_in(self.value)
         return None if v is self.value else BatchTracer(self.interp, v, self.bdim)
 
+    def map_elementwise(self, op):
+        """``op``, an elementwise op of one tensor, applied to the batched value: the
+        result keeps this batch dim (Note [Elementwise composites under vmap])."""
+        if not self.interp.active:
+            return None   # the composed path binds, and bind reports the escaped tracer
+        return wrap(BatchTracer(self.interp, op(self.value), self.bdim))
+
     def concrete(self, what):
         if what == "item()":
             raise RuntimeError(
@@ -55,6 +62,18 @@ class BatchTracer(Tracer):
                 "over calling .item() on a Tensor, please try to rewrite what you're doing with "
                 "other operations (e.g. torch.where instead of Python control flow).")
         raise RuntimeError(_DATA_DEPENDENT.format(what=what))
+
+
+# Note [Elementwise composites under vmap]
+# A composite op that is elementwise in one tensor (ReLU: a comparison and a select)
+# would, under vmap, bind each of its parts on the batched tracer: a batch rule per part,
+# and its constants (ReLU's zero) broadcast to the batch. Its vmap is the op itself
+# applied to the batched value, whatever the batch dim's position, as PyTorch's batch
+# rule for relu does; such an op asks its argument's tracer for `map_elementwise(op)`,
+# and a BatchTracer answers with the op of its value under the same batch dim. The op on
+# the value runs below this level, so an eager value takes the op's eager path (ReLU's
+# one pass and its ReluBackward0 node) and a lower transform's tracer its rules there.
+# Tracers of other transforms have no such method: the op composes there.
 
 
 class VmapInterpreter(Interpreter):

@@ -89,3 +89,29 @@ def test_ensemble_of_mlps_matches_the_python_loop_with_gradients():
         m(x).square().sum().backward()
         for name, p in m.named_parameters():
             _close(params[name].grad[i], p.grad)
+
+
+def test_relu_under_vmap_is_relu_of_the_batched_value():
+    # Note [Elementwise composites under vmap]: eager ReLU's value (-0.0 and NaN kept,
+    # PyTorch's) and ReluBackward0 on the batched value, at any batch dim
+    pt = pytest.importorskip("torch")
+    a = np.array([[-1.0, -0.0, 0.0, np.nan], [2.0, -np.nan, -3.0, np.inf]] * 3, np.float32)
+    for in_dim in (0, 1):
+        w = torch.tensor(a, requires_grad=True)
+        out = vmap(torch.relu, in_dims=in_dim)(w * 1)
+        ref_w = pt.tensor(a, requires_grad=True)
+        ref = pt.relu(ref_w * 1)
+        ref = ref if in_dim == 0 else ref.t()
+        np.testing.assert_array_equal(out.detach().numpy().view(np.int32),
+                                      ref.detach().numpy().view(np.int32))
+        g = np.arange(a.size, dtype=np.float32).reshape(out.shape)
+        out.backward(torch.tensor(g))
+        ref.backward(pt.tensor(g))
+        np.testing.assert_array_equal(w.grad.numpy(), ref_w.grad.numpy())
+    # below another transform's level, relu keeps that level's rules: grad of vmap of relu
+    x = torch.tensor([[-1.0, 2.0], [3.0, -4.0]], dtype=torch.float64)
+    np.testing.assert_array_equal(grad(lambda x: vmap(torch.relu)(x).sum())(x).numpy(),
+                                  (x.numpy() > 0).astype(np.float64))
+    # and vmap of grad of relu (a grad tracer inside: the composed path)
+    np.testing.assert_array_equal(vmap(grad(lambda r: torch.relu(r).sum()))(x).numpy(),
+                                  (x.numpy() > 0).astype(np.float64))
