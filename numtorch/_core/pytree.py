@@ -100,32 +100,32 @@ def tree_map(fn, tree, *rest):
     return tree_unflatten([fn(*xs) for xs in zip(leaves, *others)], spec)
 
 
-def broadcast_prefix(prefix, tree, is_leaf_prefix=lambda x: not isinstance(x, (tuple, list, dict))):
-    """Expand ``prefix`` (e.g. ``in_dims``) to one entry per leaf of ``tree``.
+def broadcast_prefix(prefix, spec):
+    """Expand ``prefix`` (e.g. ``in_dims``) to one entry per leaf of the tree whose
+    structure is ``spec`` (from ``tree_flatten``; the tree is not walked again).
 
     A non-container prefix entry applies to the whole subtree below it. Raises ValueError
     when the structures disagree.
     """
     out = []
-    _broadcast_into(prefix, tree, is_leaf_prefix, out)
+    _broadcast_into(prefix, spec, out)
     return out
 
 
-def _broadcast_into(p, t, is_leaf_prefix, out):
-    if is_leaf_prefix(p):
-        out.extend([p] * len(tree_leaves(t)))
+def _broadcast_into(p, spec, out):
+    if not isinstance(p, (tuple, list, dict)):
+        out.extend([p] * spec.num_leaves)
         return
-    n = _node(t)
-    if n is None:
+    kind = spec.kind
+    if kind is None:
         raise ValueError("structure mismatch")
-    kind, ctx, children = n
     if isinstance(p, dict):
-        if not isinstance(t, dict) or set(p.keys()) != set(t.keys()):
+        if (kind is not dict and kind is not OrderedDict) or set(p.keys()) != set(spec.context):
             raise ValueError("structure mismatch")
-        for k in t.keys():
-            _broadcast_into(p[k], t[k], is_leaf_prefix, out)
+        for k, c in zip(spec.context, spec.children):
+            _broadcast_into(p[k], c, out)
         return
-    if not isinstance(t, (tuple, list)) or isinstance(t, dict) or len(p) != len(children):
+    if kind is dict or kind is OrderedDict or len(p) != len(spec.children):
         raise ValueError("structure mismatch")
-    for pc, tc in zip(p, children):
-        _broadcast_into(pc, tc, is_leaf_prefix, out)
+    for pc, c in zip(p, spec.children):
+        _broadcast_into(pc, c, out)

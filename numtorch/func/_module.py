@@ -3,13 +3,24 @@ from __future__ import annotations
 
 
 
-def _named_tensors(module):
-    """name -> tensor for every parameter and buffer, duplicates (tied weights) included."""
+def _slots(module):
+    """name -> (owning module, "_parameters" or "_buffers", leaf name, tensor) for every
+    parameter and buffer, duplicates (tied weights, shared submodules) included: the
+    names of ``named_parameters``/``named_buffers(remove_duplicate=False)``, found in one
+    walk that ``functional_call`` also uses to swap the tensors in (it runs per call, under
+    vmap once per ensemble call)."""
     out = {}
-    for name, p in module.named_parameters(remove_duplicate=False):
-        out[name] = p
-    for name, b in module.named_buffers(remove_duplicate=False):
-        out[name] = b
+    todo = [("", module)]
+    while todo:
+        prefix, m = todo.pop()
+        d = m.__dict__
+        for store in ("_parameters", "_buffers"):
+            for leaf, t in d[store].items():
+                if t is not None:
+                    out[prefix + leaf] = (m, store, leaf, t)
+        for name, child in reversed(d["_modules"].items()):
+            if child is not None:
+                todo.append((prefix + name + ".", child))
     return out
 
 
@@ -70,11 +81,11 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         args = (args,)
     kwargs = kwargs or {}
 
-    current = _named_tensors(module)
+    slots = _slots(module)
     if tie_weights:
         by_id = {}
-        for name, t in current.items():
-            by_id.setdefault(id(t), []).append(name)
+        for name, slot in slots.items():
+            by_id.setdefault(id(slot[3]), []).append(name)
         for names in by_id.values():
             given = [n for n in names if n in values]
             if given:
@@ -84,8 +95,8 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                 for n in names:
                     values.setdefault(n, values[given[0]])
     if strict:
-        missing = sorted(set(current) - set(values))
-        unexpected = sorted(set(values) - set(current))
+        missing = sorted(set(slots) - set(values))
+        unexpected = sorted(set(values) - set(slots))
         if missing or unexpected:
             msg = []
             if unexpected:
@@ -98,8 +109,12 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     saved = []
     try:
         for name, value in values.items():
-            m, leaf = _owner(module, name)
-            store, old = _get_slot(m, leaf)
+            slot = slots.get(name)
+            if slot is not None:
+                m, store, leaf, old = slot
+            else:   # a plain attribute, or a name the module lacks
+                m, leaf = _owner(module, name)
+                store, old = _get_slot(m, leaf)
             if store is None and old is None and not strict:
                 # A name the module lacks is added as a buffer for this call only.
                 store = "_buffers"

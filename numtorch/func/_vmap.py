@@ -226,7 +226,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"structure {tree_flatten(in_dims)[1]} but inputs has structure "
                              f"{spec}.")
         try:
-            flat_dims = broadcast_prefix(tuple(dims_prefix), args)
+            flat_dims = broadcast_prefix(tuple(dims_prefix), spec)
         except ValueError:
             raise ValueError(f"vmap({_fn_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims "
                              f"is not compatible with the structure of `inputs`. in_dims has "
@@ -247,7 +247,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             outs.append(_vmap_call(func, chunk, flat_dims, spec, n, kwargs))
         out_leaves = [tree_flatten(o)[0] for o in outs]
         out_spec = tree_flatten(outs[0])[1]
-        dims = _out_dims_for(out_dims, outs[0], out_spec)
+        dims = _out_dims_for(out_dims, out_spec)
         merged = [cat([o[i] for o in out_leaves], d) if d is not None else out_leaves[0][i]
                   for i, d in enumerate(dims)]
         return tree_unflatten(merged, out_spec)
@@ -260,18 +260,18 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             initial = [t._data if d is not None else None for t, d in zip(lifted, flat_dims)]
             out = func(*tree_unflatten(lifted, spec), **kwargs)
             out_leaves, out_spec = tree_flatten(out)
-            dims = _out_dims_for(out_dims, out, out_spec)
+            dims = _out_dims_for(out_dims, out_spec)
             results = [_unbatch(interp, o, d, size) for o, d in zip(out_leaves, dims)]
             _write_back(interp, flat_args, flat_dims, lifted, initial, size)
             return tree_unflatten(results, out_spec)
         finally:
             pop(interp)
 
-    def _out_dims_for(out_dims, out, out_spec):
+    def _out_dims_for(out_dims, out_spec):
         try:
             if isinstance(out_dims, (tuple, list)) and out_spec.kind is None:
                 raise ValueError   # a tuple of out_dims for a single output
-            return broadcast_prefix(out_dims, out)
+            return broadcast_prefix(out_dims, out_spec)
         except ValueError:
             raise ValueError(f"vmap({_fn_name(func)}, ..., out_dims={out_dims})(<inputs>): "
                              f"out_dims is not compatible with the structure of `outputs`. "
