@@ -201,19 +201,31 @@ def _dot_batch(values, bdims, *, contracting, batch):
         x = move_bdim(x, bx, 0)
     if by is not None:
         y = move_bdim(y, by, 0)
-    if (bx is None) != (by is None) and not batch[0] and len(contracting[0]) == 1:
-        swapped = _swapped_product(x, y, bx is not None, contracting)
-        if swapped is not None:
-            return swapped
+    swap, params, perm, out_bdim = batch_plan(x.shape, y.shape, bx is not None, by is not None,
+                                              contracting, batch)
+    out = dot_general.bind(y, x, **params) if swap else dot_general.bind(x, y, **params)
+    return (out if perm is None else _transpose.bind(out, permutation=perm)), out_bdim
+
+
+def batch_plan(xs, ys, x_batched, y_batched, contracting, batch):
+    """How vmap computes ``dot_general(x, y)`` of per-example operands from the values of
+    shapes ``xs``, ``ys`` (each batched one with its batch dim at 0): ``(swap, params,
+    perm, out_bdim)``, the product ``dot_general(y, x)`` if ``swap`` else ``(x, y)`` with
+    ``params``, then transposed by ``perm`` unless None, its batch dim at ``out_bdim``
+    (the batched linear of func/_vmap_linear.py computes the same)."""
+    if x_batched != y_batched and not batch[0] and len(contracting[0]) == 1:
+        perm = _swap_perm(xs, ys, x_batched, contracting)
+        if perm is not None:
+            return True, {"contracting": ((len(ys) - 1,), (len(xs) - 1,)),
+                          "batch": ((), ())}, perm, 0
     # The params depend on which operands are batched and the ranks only: cached, as the
     # rule runs on every matmul under vmap (MAML: ~90 per meta-step).
-    key = (bx is None, by is None, len(x.shape), contracting, batch)
+    key = (x_batched, y_batched, len(xs), contracting, batch)
     plan = _BATCH_PLANS.get(key)
     if plan is None:
-        plan = _BATCH_PLANS[key] = _dot_batch_plan(bx is not None, by is not None, len(x.shape),
-                                                   contracting, batch)
-    params, out_bdim = plan
-    return dot_general.bind(x, y, **params), out_bdim
+        plan = _BATCH_PLANS[key] = _dot_batch_plan(x_batched, y_batched, len(xs), contracting,
+                                                   batch)
+    return False, plan[0], None, plan[1]
 
 
 def _dot_batch_plan(x_batched, y_batched, xnd, contracting, batch):
@@ -246,11 +258,11 @@ _BATCH_PLANS: dict = {}
 # OpenBLAS gave the same bits in both orders at every shape measured (the tests check
 # the values against a Python loop over the examples).
 
-def _swapped_product(x, y, x_batched, contracting):
-    """The batched product ``x . y`` computed as ``(y . x)^T`` when that is BLAS's faster
-    order (Note [Rows before columns in a batched product]), or None to keep the plan."""
+def _swap_perm(xs, ys, x_batched, contracting):
+    """The permutation that turns ``(y . x)`` back into ``x . y`` where computing the product
+    that way round is BLAS's faster order (Note [Rows before columns in a batched
+    product]), or None to keep the plan."""
     (xc,), (yc,) = contracting
-    xs, ys = x.shape, y.shape
     xnd, ynd = len(xs), len(ys)   # the batched operand's value has its batch dim at 0
     if x_batched:
         if xc + 1 != xnd - 1 or yc != ynd - 1:
@@ -258,16 +270,13 @@ def _swapped_product(x, y, x_batched, contracting):
     elif xc != xnd - 1 or yc + 1 != ynd - 1:
         return None
     rows, cols = math.prod(xs[:-1]), math.prod(ys[:-1])
-    if rows >= cols:
-        return None
-    # y . x: dims (y's free dims, x's free dims); the batch dim is y's first or x's first
-    out = dot_general.bind(y, x, contracting=((ynd - 1,), (xnd - 1,)), batch=((), ()))
+    if rows.__class__ is not int or cols.__class__ is not int or rows >= cols:
+        return None   # (symbolic sizes: no guard on a layout choice)
+    # y . x has dims (y's free dims, x's free dims); the batch dim is y's first or x's first
     ny, nx = ynd - 1, xnd - 1
     if x_batched:   # (y free, B, x free) -> (B, x free, y free)
-        perm = (ny,) + tuple(range(ny + 1, ny + nx)) + tuple(range(ny))
-    else:           # (B, y free, x free) -> (B, x free, y free)
-        perm = (0,) + tuple(range(ny, ny + nx)) + tuple(range(1, ny))
-    return _transpose.bind(out, permutation=perm), 0
+        return (ny,) + tuple(range(ny + 1, ny + nx)) + tuple(range(ny))
+    return (0,) + tuple(range(ny, ny + nx)) + tuple(range(1, ny))   # (B, y free, x free) -> ...
 
 
 dot_general = Primitive("dot_general", impl=_dot_impl, shape=_dot_shape, vjp=_dot_vjp,

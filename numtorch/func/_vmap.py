@@ -306,3 +306,10 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         return expand(unsqueeze(o, d), shape[:d] + (size,) + shape[d:])
 
     return wrapper
+
+
+# vmap's rule for F.linear, an op composed of several primitives (Note [One node for a
+# batched linear]); the module imports this one, so it is attached here, at the end.
+from ._vmap_linear import batched_linear as _batched_linear  # noqa: E402
+
+VmapInterpreter.linear = _batched_linear

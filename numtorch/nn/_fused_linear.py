@@ -41,9 +41,12 @@ def fused_linear(input, weight, bias):
     """``F.linear(input, weight, bias)`` as one node (Note [One node for linear]), or None
     where the composed path must run. The caller has checked that ``weight`` is 2-D,
     that the inner sizes agree and that input and weight have one dtype."""
-    if STACK or bias is None or input.__class__ not in TENSOR_TYPES \
+    if bias is None or input.__class__ not in TENSOR_TYPES \
             or weight.__class__ not in TENSOR_TYPES or bias.__class__ not in TENSOR_TYPES:
         return None
+    if STACK:   # an interpreter's own rule for linear (vmap's: Note [One node for a batched
+        rule = getattr(STACK[-1], "linear", None)   # linear], func/_vmap_linear.py)
+        return None if rule is None else rule(input, weight, bias)
     x, w, b = input._data, weight._data, bias._data
     if (x.__class__ is not ndarray or w.__class__ is not ndarray or b.__class__ is not ndarray
             or x.ndim != 2 or b.ndim != 1 or b.shape[0] != w.shape[0]

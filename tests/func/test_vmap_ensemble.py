@@ -115,3 +115,58 @@ def test_relu_under_vmap_is_relu_of_the_batched_value():
     # and vmap of grad of relu (a grad tracer inside: the composed path)
     np.testing.assert_array_equal(vmap(grad(lambda r: torch.relu(r).sum()))(x).numpy(),
                                   (x.numpy() > 0).astype(np.float64))
+
+
+def _composed(monkeypatch):
+    """Turn off vmap's rule for F.linear: the composed path's batch rules run."""
+    from numtorch.func._vmap import VmapInterpreter
+    monkeypatch.delattr(VmapInterpreter, "linear")
+
+
+@pytest.mark.parametrize("case", ["shared x, swapped", "shared x, plan's order", "batched x"])
+def test_batched_linear_node_has_the_composed_paths_bits(case, monkeypatch):
+    # Note [One node for a batched linear]: output, layout and every gradient bit-equal to
+    # the composed path's, and one node where the composed path records four
+    rng = np.random.default_rng(4)
+    m = {"shared x, swapped": 6, "shared x, plan's order": 50}.get(case, 6)
+    x, W, b = _t(rng, m, 12), _t(rng, 3, 5, 12), _t(rng, 3, 5)
+    if case == "batched x":
+        x = _t(rng, 3, m, 12)
+    cot = _t(rng, 3, m, 5)
+    in_dims = (0 if case == "batched x" else None, 0, 0)
+
+    def run():
+        xs, Ws, bs = (t.detach().requires_grad_() for t in (x, W, b))
+        out = vmap(F.linear, in_dims=in_dims)(xs, Ws, bs)
+        nodes = [out.grad_fn.name()] + [n.name() for n, _ in out.grad_fn.next_functions if n]
+        out.backward(cot)
+        return out.detach().numpy(), [t.grad.numpy() for t in (xs, Ws, bs)], nodes
+    fused, fused_grads, fused_nodes = run()
+    _composed(monkeypatch)
+    composed, composed_grads, composed_nodes = run()
+    assert fused.strides == composed.strides
+    assert np.array_equal(fused, composed)
+    for a, c in zip(fused_grads, composed_grads):
+        assert np.array_equal(a, c)
+    assert fused_nodes[0] == "AddmmBackward0" and composed_nodes[0] == "AddBackward0"
+    _close(torch.tensor(fused), torch.stack([F.linear(x[i] if case == "batched x" else x, W[i], b[i])
+                                             for i in range(3)]))
+
+
+def test_batched_linear_node_second_order_and_other_transforms(monkeypatch):
+    # create_graph through the node (the composed rules bind numtorch ops), and the
+    # transforms it leaves to the composed path: a grad level between vmap and the values
+    rng = np.random.default_rng(5)
+    x, W, b = _t(rng, 4, 6).double(), _t(rng, 3, 7, 6).double(), _t(rng, 3, 7).double()
+
+    def loss(W):
+        return vmap(lambda W, b: F.linear(x, W, b).tanh())(W, b).square().sum()
+    hvp = lambda W, v: torch.autograd.grad(torch.autograd.grad(loss(W), W, create_graph=True)[0],
+                                           W, v)[0]
+    v = torch.tensor(rng.standard_normal(W.shape))
+    Wr = W.detach().requires_grad_()
+    fused = hvp(Wr, v)
+    f = lambda W, b: F.linear(x, W, b).tanh().square().sum()
+    _close(vmap(grad(f))(W, b), torch.stack([grad(f)(W[i], b[i]) for i in range(3)]))
+    _composed(monkeypatch)
+    np.testing.assert_array_equal(fused.numpy(), hvp(Wr, v).numpy())
