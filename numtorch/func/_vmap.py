@@ -162,7 +162,8 @@ class _suspended:
 # ---------------------------------------------------------------------------------------
 
 def _fn_name(func):
-    return getattr(func, "__name__", repr(func))
+    name = getattr(func, "__name__", None)   # repr only when needed: each call runs this
+    return name if name is not None else repr(func)
 
 
 def _validate(func, in_dims, args, flat_args, flat_dims):

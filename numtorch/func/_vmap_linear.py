@@ -53,8 +53,8 @@ def batched_linear(interp, input, weight, bias):
     """``F.linear(input, weight, bias)`` under ``interp``'s vmap as one eager node (Note
     [One node for a batched linear]), or None where the composed path must run."""
     dw, db, dx = weight._data, bias._data, input._data
-    if (dw.__class__ is not BatchTracer or db.__class__ is not BatchTracer or dw.interp is not interp
-            or db.interp is not interp or dw.bdim or db.bdim):
+    if (dw.__class__ is not BatchTracer or db.__class__ is not BatchTracer
+            or dw.interp is not interp or db.interp is not interp or dw.bdim or db.bdim):
         return None
     W, b = dw.value, db.value
     if dx.__class__ is BatchTracer:
