@@ -256,27 +256,26 @@ _BATCH_PLANS: dict = {}
 # transpose of a contiguous array, a layout that the elementwise kernels and the next
 # product read without a copy. Each element is the same dot product over k; NumPy's
 # OpenBLAS gave the same bits in both orders at every shape measured (the tests check
-# the values against a Python loop over the examples).
+# the values against a Python loop over the examples). Only stacked operands on the right
+# (weights against a shared input) are swapped: with the examples on the left (per-example
+# inputs against shared weights) the batch dim of the result becomes its fastest-varying
+# one, which per-sample gradients then read with a stride in their outer products
+# (per-sample grads of an MLP 784-512-256-10 went 1.15x slower).
 
 def _swap_perm(xs, ys, x_batched, contracting):
     """The permutation that turns ``(y . x)`` back into ``x . y`` where computing the product
     that way round is BLAS's faster order (Note [Rows before columns in a batched
     product]), or None to keep the plan."""
     (xc,), (yc,) = contracting
-    xnd, ynd = len(xs), len(ys)   # the batched operand's value has its batch dim at 0
-    if x_batched:
-        if xc + 1 != xnd - 1 or yc != ynd - 1:
-            return None
-    elif xc != xnd - 1 or yc + 1 != ynd - 1:
+    xnd, ynd = len(xs), len(ys)   # y, batched, has its batch dim at 0
+    if x_batched or xc != xnd - 1 or yc + 1 != ynd - 1:
         return None
     rows, cols = math.prod(xs[:-1]), math.prod(ys[:-1])
     if rows.__class__ is not int or cols.__class__ is not int or rows >= cols:
         return None   # (symbolic sizes: no guard on a layout choice)
-    # y . x has dims (y's free dims, x's free dims); the batch dim is y's first or x's first
+    # y . x has dims (B, y's free dims, x's free dims) -> (B, x's free dims, y's free dims)
     ny, nx = ynd - 1, xnd - 1
-    if x_batched:   # (y free, B, x free) -> (B, x free, y free)
-        return (ny,) + tuple(range(ny + 1, ny + nx)) + tuple(range(ny))
-    return (0,) + tuple(range(ny, ny + nx)) + tuple(range(1, ny))   # (B, y free, x free) -> ...
+    return (0,) + tuple(range(ny, ny + nx)) + tuple(range(1, ny))
 
 
 dot_general = Primitive("dot_general", impl=_dot_impl, shape=_dot_shape, vjp=_dot_vjp,

@@ -36,13 +36,18 @@ def test_shared_input_against_stacked_weights_matches_a_loop():
     _close(out, torch.stack([F.linear(x, W[i], b[i]) for i in range(10)]))
     # the faster order ran: the batched result is the transpose of a contiguous array
     assert vmap(lambda W: F.linear(x, W))(W).stride() == (128 * 64, 1, 64)
+    xs = _t(rng, 2, 3, 5, 30)   # several free dims of the shared input
+    out = vmap(lambda W: xs @ W.T)(W)
+    _close(out, torch.stack([xs @ W[i].T for i in range(10)]))
 
 
-def test_batched_input_against_shared_weight_matches_a_loop():
+def test_batched_input_against_shared_weight_keeps_the_plans_order():
+    # per-example inputs against shared weights: the batch stays the result's slowest dim
     rng = np.random.default_rng(1)
     xs, W = _t(rng, 6, 3, 2, 30), _t(rng, 128, 30)
     out = vmap(lambda xi: xi @ W.T)(xs)
     _close(out, torch.stack([xs[i] @ W.T for i in range(6)]))
+    assert out.is_contiguous()
     out = vmap(lambda xi: F.linear(xi, W), in_dims=1)(xs)   # batch dim in the middle
     _close(out, torch.stack([F.linear(xs[:, i], W) for i in range(3)]))
 
