@@ -480,3 +480,22 @@ def test_stand_ins_change_no_gradient(monkeypatch, threshold):
 
     assert gradcheck(f, (x, w))
     assert gradgradcheck(f, (x, w))
+
+
+@pytest.mark.parametrize("which", ["base", "exponent", "output"])
+def test_inplace_write_to_any_of_three_checked_values_raises(which):
+    # a ** b with both requiring grad checks three saved values (base, exponent, output:
+    # Note [What backward reads]); each one written in place is caught, and an untouched
+    # graph gives the closed-form gradients.
+    a = torch.tensor([1.5, 2.0], requires_grad=True)
+    b = torch.tensor([0.5, 3.0], requires_grad=True)
+    x, y = a * 1, b * 1   # non-leaves, so they can be written in place
+    out = x ** y
+    loss = out.sum() if which != "output" else (out * 1).sum()
+    {"base": x, "exponent": y, "output": out}[which].add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    x, y = a * 1, b * 1
+    (x ** y).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), (b * a ** (b - 1)).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), (a ** b * a.log()).detach().numpy(), rtol=1e-6)
