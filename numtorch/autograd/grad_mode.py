@@ -44,12 +44,32 @@ class enable_grad(_GradModeContext):
     _value = True
 
 
+# How many enabled ``inference_mode`` blocks are open (``torch.is_inference_mode_enabled``).
+inference_depth = [0]
+
+
 class inference_mode(_GradModeContext):
     """Like ``no_grad`` (numtorch has no separate inference tensors)."""
     _value = False
 
     def __init__(self, mode=True):
+        self._mode = bool(mode)
         self._value = not mode
+
+    def __enter__(self):
+        inference_depth[0] += self._mode
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        inference_depth[0] -= self._mode
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(self._mode):
+                return fn(*args, **kwargs)
+        return wrapper
 
 
 class set_grad_enabled(_GradModeContext):
