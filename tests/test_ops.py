@@ -805,6 +805,14 @@ NOT_OPS = {
     "get_default_device", "set_default_device",
     # intra-op threads: tests/test_threads.py
     "get_num_threads", "set_num_threads",
+    # type queries, global flags, index helpers: tests/test_surface_utils.py
+    "is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel", "finfo", "iinfo",
+    "typename", "is_same_size", "can_cast", "set_float32_matmul_precision",
+    "get_float32_matmul_precision", "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+    "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "is_inference_mode_enabled", "scalar_tensor", "empty_strided", "tril_indices",
+    "triu_indices", "unravel_index",
 }
 
 # Ops other engineers own and will add entries for (numtorch/testing/_db/<area>.py): a
@@ -818,6 +826,9 @@ PENDING_METHODS = {}
 NOT_OP_METHODS = {
     "__array_function__", "__array_ufunc__",   # NumPy dispatch: tests/test_numpy_interop.py
     "cuda",                                     # raises: numtorch is CPU-only (test_errors.py)
+    # storage and type queries: tests/test_surface_utils.py
+    "nbytes", "itemsize", "is_cpu", "is_signed", "is_nonzero", "is_same_size", "get_device",
+    "is_inference", "storage_offset",
     "__new__",                                  # Tensor(...): tests/test_layering.py
 }
 
