@@ -683,3 +683,4 @@ _CONV_NAMES = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose
 for _name in _CONV_NAMES:
     globals()[_name] = getattr(_conv_ops, _name, None) or _missing(_name)
 del _name
+from ._functional_surface import *  # noqa: E402,F401,F403  (prelu, rrelu, shrinks, pixel_shuffle, in-place spellings)

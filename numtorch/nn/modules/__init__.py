@@ -20,6 +20,8 @@ from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: F4
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
 from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,  # noqa: F401
                    SmoothL1Loss, HuberLoss, KLDivLoss, SoftMarginLoss)
+from .surface import *  # noqa: F401,F403  (PReLU, RReLU, shrinks, pixel shuffles, padding, distances)
+from .surface import __all__ as _surface_all
 
 __all__ = [
     "Module", "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d",
@@ -34,3 +36,4 @@ __all__ = [
     "GRUCell", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
     "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss",
 ]
+__all__ += _surface_all
