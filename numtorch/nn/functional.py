@@ -684,3 +684,4 @@ for _name in _CONV_NAMES:
     globals()[_name] = getattr(_conv_ops, _name, None) or _missing(_name)
 del _name
 from ._functional_surface import *  # noqa: E402,F401,F403  (prelu, rrelu, shrinks, pixel_shuffle, in-place spellings)
+from ._functional_losses_surface import *  # noqa: E402,F401,F403  (more losses, instance_norm)

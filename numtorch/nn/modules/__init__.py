@@ -22,6 +22,8 @@ from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithL
                    SmoothL1Loss, HuberLoss, KLDivLoss, SoftMarginLoss)
 from .surface import *  # noqa: F401,F403  (PReLU, RReLU, shrinks, pixel shuffles, padding, distances)
 from .surface import __all__ as _surface_all
+from .loss_surface import *  # noqa: F401,F403  (more losses, InstanceNorm, Unfold/Fold)
+from .loss_surface import __all__ as _loss_surface_all
 
 __all__ = [
     "Module", "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d",
@@ -36,4 +38,4 @@ __all__ = [
     "GRUCell", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
     "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss",
 ]
-__all__ += _surface_all
+__all__ += _surface_all + _loss_surface_all
