@@ -49,15 +49,17 @@ def _unshuffle_ref(x, r):
 
 
 register(
-    _functional("prelu", ref=_prelu_ref, sample_inputs=_prelu_samples),
+    _functional("prelu", ref=_prelu_ref, sample_inputs=_prelu_samples, aliases=("prelu",)),
     _functional("rrelu", ref=lambda x, lo, hi: np.where(x >= 0, x, x * (lo + hi) / 2),
-                sample_inputs=_unary(0.1, 0.3)),
+                sample_inputs=_unary(0.1, 0.3), aliases=("rrelu",)),
     _functional("hardshrink", ref=lambda x, l=0.5: np.where(np.abs(x) > l, x, 0),
-                sample_inputs=_unary(0.3)),
+                sample_inputs=_unary(0.3), aliases=("hardshrink",)),
     _functional("softshrink", ref=lambda x, l=0.5: np.where(x > l, x - l, np.where(x < -l, x + l, 0)),
                 sample_inputs=_unary(0.3)),
-    _functional("pixel_shuffle", ref=_shuffle_ref, sample_inputs=_unary(2, shape=(2, 8, 2, 3))),
-    _functional("pixel_unshuffle", ref=_unshuffle_ref, sample_inputs=_unary(2, shape=(1, 2, 4, 6))),
+    _functional("pixel_shuffle", ref=_shuffle_ref, sample_inputs=_unary(2, shape=(2, 8, 2, 3)),
+                aliases=("pixel_shuffle",)),
+    _functional("pixel_unshuffle", ref=_unshuffle_ref, sample_inputs=_unary(2, shape=(1, 2, 4, 6)),
+                aliases=("pixel_unshuffle",)),
 )
 
 
