@@ -64,6 +64,7 @@ from ._ops._surface_utils import *  # noqa: E402,F401,F403  (the everyday surfac
 from ._ops._surface_math import *  # noqa: E402,F401,F403  (the everyday surface: pointwise, products)
 from ._ops._surface_shape import *  # noqa: E402,F401,F403  (the everyday surface: shape, index)
 from ._ops._surface_reduce import *  # noqa: E402,F401,F403  (the everyday surface: scans, quantiles)
+from ._ops._surface_count import *  # noqa: E402,F401,F403  (the everyday surface: isin, gcd, counting)
 from .nn._functional_surface import (prelu, rrelu, hardshrink, pixel_shuffle,  # noqa: E402,F401
                                       pixel_unshuffle)
 from ._threads import start_policy as _start_thread_policy  # noqa: E402

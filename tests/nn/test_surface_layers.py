@@ -80,3 +80,26 @@ def test_errors_match_torch(call):
     with pytest.raises(RuntimeError) as ours:
         call(numtorch.nn.functional, numtorch)
     assert str(ours.value)[:40] == str(theirs.value)[:40]
+
+
+@pytest.mark.parametrize("make, shape, kw", [
+    (lambda m: m.nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2),
+     (2, 4, 5), {}),
+    (lambda m: m.nn.ConvTranspose2d(2, 3, (3, 2), stride=2, bias=False, dilation=2),
+     (1, 2, 4, 4), {}),
+    (lambda m: m.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1), (1, 2, 4, 4),
+     dict(output_size=(8, 8))),
+], ids=["1d_groups", "2d_dilation", "2d_output_size"])
+def test_conv_transpose_matches_torch(make, shape, kw):
+    ours, theirs = make(numtorch), make(torch)
+    assert repr(ours) == repr(theirs)
+    assert [tuple(p.shape) for p in ours.parameters()] == [tuple(p.shape) for p in theirs.parameters()]
+    for p, q in zip(ours.parameters(), theirs.parameters()):
+        p.data = numtorch.tensor(q.detach().numpy().copy())
+    x = RNG.standard_normal(shape).astype(np.float32)
+    a, b = numtorch.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    oa, ob = ours(a, **kw), theirs(b, **kw)
+    np.testing.assert_allclose(oa.detach().numpy(), ob.detach().numpy(), atol=1e-5)
+    oa.sum().backward(), ob.sum().backward()
+    for p, q in zip([a] + list(ours.parameters()), [b] + list(theirs.parameters())):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-4)

@@ -23,6 +23,7 @@ from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithL
 from .surface import *  # noqa: F401,F403  (PReLU, RReLU, shrinks, pixel shuffles, padding, distances)
 from .surface import __all__ as _surface_all
 from .loss_surface import *  # noqa: F401,F403  (more losses, InstanceNorm, Unfold/Fold)
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d  # noqa: F401
 from .loss_surface import __all__ as _loss_surface_all
 
 __all__ = [
@@ -38,4 +39,4 @@ __all__ = [
     "GRUCell", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
     "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss",
 ]
-__all__ += _surface_all + _loss_surface_all
+__all__ += _surface_all + _loss_surface_all + ["ConvTranspose1d", "ConvTranspose2d"]

@@ -172,3 +172,4 @@ class Fold(Module):
     def extra_repr(self):
         return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation="
                 f"{self.dilation}, padding={self.padding}, stride={self.stride}")
+
