@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from ._utils import register_weight_bias, reset_fan_in_uniform
+from .conv import _ConvNd
 from .module import Module
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d"]
@@ -59,20 +60,7 @@ class _ConvTransposeNd(Module):
         return fn(input, self.weight, self.bias, self.stride, self.padding,
                   self._output_padding(input, output_size), self.groups, self.dilation)
 
-    def extra_repr(self):
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0,) * self._n:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self._n:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * self._n:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
+    extra_repr = _ConvNd.extra_repr   # the same fields, output_padding included
 
 
 class ConvTranspose1d(_ConvTransposeNd):
