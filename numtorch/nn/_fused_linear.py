@@ -14,14 +14,13 @@ work (128 x 512 float32, one thread; PyTorch's add 26-48 us). PyTorch computes t
 thing as one ``addmm`` (``AddmmBackward0``). In eager mode, for 2-D floating input and
 weight and a 1-D bias, all of one dtype, the forward runs here as the composed path's
 impls in the same order (the product, then ``np.add`` of the bias, written into the
-product's fresh array, or with fewer rows than outputs into a fresh array: Note [Rows
-before columns in linear]), so the output has the same bits, and records one node whose rule
+product's fresh array), so the output has the same bits, and records one node whose rule
 is the composed graph's rules side by side: dot_general's for the input and the weight,
 the broadcast's (a sum over the rows) for the bias. The gradients have the same bits,
 the version checks are the product's (the input's gradient reads the weight and the
 weight's reads the input; the bias's reads nothing), and under create_graph the rules
-bind numtorch ops as before. Any other case (a transform other than vmap's rule, meta
-tensors, other ranks or dtypes, no bias) takes the composed path.
+bind numtorch ops as before. Any other case (a transform, meta tensors, other ranks or
+dtypes, no bias) takes the composed path.
 """
 from __future__ import annotations
 
@@ -33,10 +32,8 @@ from .._core.tensor import TENSOR_TYPES, wrap
 from .._prims import elementwise as E
 from .._prims import shape as _P
 from .._prims.contraction import dot_general
-from .._threads import PENDING, apply_pending
 
 _CONTRACTING = ((1,), (1,))   # x (n, k) with W (m, k): x W^T
-_NO_BATCH = ((), ())
 _BLAS_TYPES = (dtype(float32), dtype(float64))
 
 # Note [Rows before columns in linear]
@@ -50,6 +47,7 @@ _BLAS_TYPES = (dtype(float32), dtype(float64))
 # element of the product is the same dot product over k, and NumPy's OpenBLAS gave the
 # same bits both ways at every shape measured; test_fused_linear.py compares the bits
 # with the composed path's (which multiplies x W^T) at such a shape.
+_NO_BATCH = ((), ())
 
 
 def fused_linear(input, weight, bias):
@@ -70,8 +68,6 @@ def fused_linear(input, weight, bias):
     m, n = x.shape[0], w.shape[0]
     if m < n and x.shape[1] != 1 and x.dtype in _BLAS_TYPES and w.dtype == x.dtype:
         # Note [Rows before columns in linear]
-        if PENDING[0] is not None:   # as dot_general's impl does (Note [Thread counts
-            apply_pending()          # change on the calling thread], _threads.py)
         out = empty((m, n), x.dtype)
         E.add.ufunc(matmul(w, x.T).T, b, out=out)
     else:
