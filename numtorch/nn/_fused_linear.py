@@ -24,7 +24,7 @@ dtypes, no bias) takes the composed path.
 """
 from __future__ import annotations
 
-from numpy import dtype, empty, float32, float64, matmul, ndarray
+from numpy import ndarray
 
 from .._core import primitive as _prim
 from .._core.primitive import STACK, Primitive, grad_mode
@@ -34,19 +34,6 @@ from .._prims import shape as _P
 from .._prims.contraction import dot_general
 
 _CONTRACTING = ((1,), (1,))   # x (n, k) with W (m, k): x W^T
-_BLAS_TYPES = (dtype(float32), dtype(float64))
-
-# Note [Rows before columns in linear]
-# OpenBLAS runs x W^T faster as W x^T when x has fewer rows than W (Note [Rows before
-# columns in a batched product], _prims/contraction.py: 1 thread, m=128, n=512, k=784,
-# 1305 -> 1119 us), and at 2 threads more so for a small batch, where the threads split
-# the rows: ten 64 x 784 x 128 products (an ensemble's first layers) took 1517 us as
-# x W^T and 1029 us as W x^T (minimum of 40 rounds, load 2.8; 1 thread: 1846 -> 1774).
-# PyTorch's result is C-contiguous, so the bias add reads the product transposed and
-# writes a fresh C-contiguous array: the add's values in another order of reading. Each
-# element of the product is the same dot product over k, and NumPy's OpenBLAS gave the
-# same bits both ways at every shape measured; test_fused_linear.py compares the bits
-# with the composed path's (which multiplies x W^T) at such a shape.
 _NO_BATCH = ((), ())
 
 
@@ -65,17 +52,11 @@ def fused_linear(input, weight, bias):
             or x.ndim != 2 or b.ndim != 1 or b.shape[0] != w.shape[0]
             or b.dtype != x.dtype or x.dtype.kind != "f"):
         return None
-    m, n = x.shape[0], w.shape[0]
-    if m < n and x.shape[1] != 1 and x.dtype in _BLAS_TYPES and w.dtype == x.dtype:
-        # Note [Rows before columns in linear]
-        out = empty((m, n), x.dtype)
-        E.add.ufunc(matmul(w, x.T).T, b, out=out)
+    out = dot_general.impl(x, w, contracting=_CONTRACTING, batch=_NO_BATCH)
+    if out.base is None and out.flags.writeable:   # the product's own fresh array
+        E.add.ufunc(out, b, out=out)
     else:
-        out = dot_general.impl(x, w, contracting=_CONTRACTING, batch=_NO_BATCH)
-        if out.base is None and out.flags.writeable:   # the product's own fresh array
-            E.add.ufunc(out, b, out=out)
-        else:
-            out = E.add.impl(out, b)
+        out = E.add.impl(out, b)
     t = wrap(out)
     if not (grad_mode[0] and (input._requires_grad or weight._requires_grad
                               or bias._requires_grad)):

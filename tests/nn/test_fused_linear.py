@@ -116,13 +116,3 @@ def test_version_checks_follow_what_backward_reads():
         x.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.sum().backward()
-
-
-@pytest.mark.parametrize("rows", [3, 64, 700])
-def test_fewer_rows_than_outputs_gives_numpys_bits_in_pytorchs_layout(rows):
-    # Note [Rows before columns in linear]: with fewer rows than outputs the product runs
-    # as W x^T; the result is still C-contiguous, with the bits of NumPy's x @ W.T + b
-    x, w, b = _case(rows, 40, 300, np.float32, seed=3)
-    out = F.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b))
-    assert out.is_contiguous() and out.stride() == (300, 1)
-    assert np.array_equal(_bits(out.numpy()), _bits(x @ w.T + b))
