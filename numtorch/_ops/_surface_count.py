@@ -85,7 +85,7 @@ def nanmedian(input, dim=None, keepdim=False):
     if x.shape[-1] == 0:
         if dim is None:
             return creation.full((), float("nan"), dtype=input.dtype, device=input.device)
-        raise IndexError(f"nanmedian(): Expected reduction dim {dim} to have non-zero size.")
+        raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
     srt = sorting.sort(x, -1)                                  # NaN sorts last
     count = reduce.sum(math.logical_not(math.isnan(x)), -1, True)
     k = math.clamp_min(math.floor_divide(math.sub(count, 1), 2), 0)
@@ -131,7 +131,7 @@ def histc(input, bins=100, min=0, max=0):
         raise NotImplementedError(f'"histogram_cpu" not implemented for '
                                   f"'{scalar_type_name(input.dtype)}'")
     if bins <= 0:
-        raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
     if lo == hi and input.numel():
         data = input._concrete("histc()")
@@ -139,8 +139,7 @@ def histc(input, bins=100, min=0, max=0):
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
-        raise RuntimeError(f"torch.histc(): max must be larger than min, but got min {lo} "
-                           f"max {hi}")
+        raise RuntimeError("torch.histc: max must be larger than min")
     x = shape.reshape(input, (-1,)).detach()
     inside = math.logical_and(math.ge(x, lo), math.le(x, hi))
     pos = math.floor(math.mul(math.sub(x, lo), bins / (hi - lo))).to(_dt.int64)

@@ -93,7 +93,7 @@ def _mm_checks(fn, input, pairs):
         check_tensor(x, name, fn)
         if x.dim() != nd:
             raise RuntimeError(f"{name} must be a {nd}D tensor" if fn != "addr" else
-                               f"{name} must be a 1D tensor")
+                               f"addr: Expected 1-D argument {name}, but got {x.dim()}-D")
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
@@ -182,7 +182,7 @@ def signbit(input):
     """Tests if each element of ``input`` has its sign bit set (-0.0 included)."""
     check_tensor(input, "input", "signbit")
     if input.dtype.is_complex:
-        raise RuntimeError("signbit is not implemented for complex tensors.")
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
     if not input.dtype.is_floating_point:
         return math.lt(input, 0)
     # x < 0 misses -0.0: its reciprocal is -inf.

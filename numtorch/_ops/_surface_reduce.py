@@ -181,7 +181,7 @@ def _quantile(fn, input, q, dim, keepdim, interpolation, ignore_nan):
         x = shape.movedim(input, canonical_dim(dim, input.dim()), -1)
     n = x.shape[-1]
     if n == 0:
-        raise IndexError(f"{fn}() input tensor must be non-empty")
+        raise RuntimeError(f"{fn}() input tensor must be non-empty")
     srt = sorting.sort(x, -1).values                       # NaN sorts last
     nans = math.isnan(x)
     count = reduce.sum(math.logical_not(nans), -1, True) if ignore_nan else None

@@ -239,7 +239,7 @@ def view_as_complex(input):
     (a copy: Note [Copies, not views])."""
     check_tensor(input, "input", "view_as_complex")
     if input.dtype not in (_dt.float32, _dt.float64):
-        raise RuntimeError(f"view_as_complex is only supported for floating point tensors, "
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double tensors, "
                            f"but got a tensor of scalar type: {_scalar_name(input.dtype)}")
     if input.dim() == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
@@ -357,8 +357,7 @@ def index_copy(input, dim, index, source):
 def _check_index(idx, fn):
     check_tensor(idx, "index", fn)
     if idx.dtype is not _dt.int64:
-        raise RuntimeError(f"{fn}_(): Expected a long tensor for index, but got "
-                           f"{_scalar_name(idx.dtype)}")
+        raise IndexError(f"{fn}_(): Expected dtype int64 for index.")
     if idx.dim() > 1:
         raise IndexError(f"{fn}_(): Index is supposed to be a vector")
 
@@ -388,7 +387,7 @@ def renorm(input, p, dim, maxnorm):
     if p <= 0:
         raise RuntimeError(f"renorm: non-positive-norm not supported")
     if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
     from .linalg_ops import vector_norm
     d = canonical_dim(dim, input.dim())
     others = tuple(i for i in range(input.dim()) if i != d)

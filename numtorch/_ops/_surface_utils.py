@@ -99,8 +99,9 @@ def can_cast(from_, to) -> bool:
         return 3 if k == "c" else 2 if k == "f" else 0 if k == "b" else 1
     for name, d in (("from_", from_), ("to", to)):
         if not isinstance(d, _dt.dtype):
-            raise TypeError(f"can_cast(): argument '{name}' must be torch.dtype, "
-                            f"not {type(d).__name__}")
+            position = 1 if name == "from_" else 2
+            raise TypeError(f"can_cast(): argument '{name}' (position {position}) must be "
+                            f"torch.dtype, not {type(d).__name__}")
     return category(from_) <= category(to)
 
 
@@ -195,8 +196,8 @@ def use_deterministic_algorithms(mode, *, warn_only=False) -> None:
     """Sets whether PyTorch operations must use deterministic algorithms. numtorch's ops are
     deterministic already (Note [Flags without effect]); the flag is kept for
     ``are_deterministic_algorithms_enabled``."""
-    if not isinstance(mode, (bool, int)):
-        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, "
+    if not isinstance(mode, bool):
+        raise TypeError(f"_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, "
                         f"not {type(mode).__name__}")
     _FLAGS["deterministic"] = bool(mode)
     _FLAGS["deterministic_warn_only"] = bool(warn_only)
@@ -254,9 +255,11 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     data (numtorch fills it with zeros)."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
+                           f"strides ({len(stride)})")
     if any(s < 0 for s in size):
-        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
+        bad = next(s for s in size if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {list(size)}")
     dt = _dt.get_default_dtype() if dtype is None else dtype
     out = creation.zeros(size, dtype=dt, device=device)
     order = sorted(range(len(size)), key=lambda i: stride[i])
