@@ -37,6 +37,7 @@ import logging
 import numpy as np
 
 from .._core.ir import Const, Var
+from .simplify import literal_value
 
 log = logging.getLogger("numtorch._inductor")
 
@@ -125,29 +126,6 @@ def lowerable(node):
     return True
 
 
-# Note [Literal constants]
-# A captured constant whose elements are all equal becomes a C literal (``x * 1.5``
-# multiplies by a literal instead of reading a broadcast array), but only if its array is
-# read-only: the trace turns Python numbers into read-only broadcast arrays, while a
-# tensor the program holds (a global, a parameter) is writable, may be written in place
-# between calls, and so is read from memory at every call. A read-only view of a writable
-# tensor made during tracing (``w.expand(4)`` of a captured ``w``) is still baked in: the
-# trace already evaluated it as a value of the graph.
-
-
-def _uniform_value(c):
-    """The one value of a read-only constant whose elements are all equal (Note [Literal
-    constants]), else None."""
-    a = c.value._data
-    if a.size == 0 or a.dtype.name not in C_TYPES or a.flags.writeable:
-        return None
-    flat = a.reshape(-1)
-    first = flat[0]
-    if a.size > 1 and not (np.all(flat == first) or (first != first and np.all(flat != flat))):
-        return None
-    return first.item()
-
-
 def schedule(graph, make_reads):
     """Group ``graph``'s nodes into kernels and externs.
 
@@ -160,9 +138,10 @@ def schedule(graph, make_reads):
     for n in nodes:
         if lowerable(n):
             lowered[id(n.outs[0])] = n
-    literal_consts = {}
+    literal_consts = {}     # Note [Literal constants], simplify.py
+    written = {id(n.ins[n.prim.mutates]) for n in nodes if n.is_effect()}
     for c in graph.consts:
-        value = _uniform_value(c)
+        value = literal_value(c, written)
         if value is not None:
             literal_consts[id(c)] = value
     must_store = {id(o) for o in graph.outputs if isinstance(o, Var)}

@@ -3,10 +3,12 @@
 ``simplify_movement`` folds chains of movement nodes into one (transpose of a transpose,
 reshape of a reshape, broadcast of a broadcast) and drops the ones that change nothing
 (identity permutations, reshapes and broadcasts to the operand's own shape, casts to the
-operand's dtype, full slices). ``optimize`` runs it with the generic passes of
+operand's dtype, full slices); ``simplify_arithmetic`` writes a literal square as a
+product (Note [Squares]). ``optimize`` runs them with the generic passes of
 ``numtorch/_core/passes.py`` (CSE, DCE; constant folding only under ``config.freezing``,
 Note [Folding captured tensors]). Each pass is a function graph -> graph; this module
-holds only the movement rules and the pipeline, no scheduling or code.
+holds only these rules, the constants' literal values and the pipeline, no scheduling or
+code.
 
 Note [One movement per chain]
 The C code generator already composes a chain of movements into one index expression
@@ -26,7 +28,10 @@ the code. That is TorchInductor's ``freezing`` (off by default there too), so
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .._core import passes
+from .._core.ir import Const
 from .._core.passes import Rule
 from . import config
 
@@ -119,6 +124,60 @@ def _slice(node, rw):
     return x if full and _identity(node, rw) else None
 
 
+# Note [Literal constants]
+# A constant whose elements are all equal becomes a C literal (``x * 1.5`` multiplies by a
+# literal instead of reading a broadcast array) when nothing can change it between calls:
+# a literal of the graph (`Const.literal`, Note [Literals and captured tensors]: the 0-d
+# tensor a Python number became, a tensor made inside the traced function) that no node
+# of the graph writes, or a read-only array (the trace's broadcast of a Python number). A
+# tensor the program holds (a global, a parameter) is writable, may be written in place
+# between calls, and so is read from memory at every call. A read-only view of a writable
+# tensor made during tracing (``w.expand(4)`` of a captured ``w``) is still baked in: the
+# trace already evaluated it as a value of the graph.
+# The literal matters beyond one load: with ``x ** 2`` the exponent as a literal lets the C
+# compiler turn ``pow(x, 2)`` into ``x * x`` (exact, so eager's bits: NumPy's power gives
+# the square's bits too), where an exponent read from memory kept a libm call per element.
+
+
+def literal_value(c, written):
+    """The one value of constant ``c`` if nothing changes it between calls and its elements
+    are all equal (Note [Literal constants]), else None. ``written``: ids of the values the
+    graph writes."""
+    from .scheduler import C_TYPES
+    a = c.value._data
+    fixed = (c.literal and id(c) not in written) or not a.flags.writeable
+    if a.__class__ is not np.ndarray or a.size == 0 or a.dtype.name not in C_TYPES or not fixed:
+        return None
+    flat = a.reshape(-1)
+    first = flat[0]
+    if a.size > 1 and not (np.all(flat == first) or (first != first and np.all(flat != flat))):
+        return None
+    return first.item()
+
+
+# Note [Squares]
+# `x ** 2` binds pow with the literal 2 broadcast to x's shape. In C, pow(x, 2) stayed a
+# libm call per element: the vectoriser turns it into libmvec's SIMD pow before GCC's
+# late pass would expand it, and libmvec's pow is not exact (compiled `x ** 2` differed
+# from eager's in the last bit). `x * x` is the exact square, which is the bits NumPy's
+# power gives for an exponent of 2 (checked in tests/inductor/test_simplify.py), so the
+# rewrite makes the kernel both faster and eager's. Only a literal exponent qualifies (a
+# captured tensor of twos may be changed between calls).
+
+
+def _square(node, rw):
+    y = node.ins[1]
+    b = rw.producer(y)
+    c = b.ins[0] if b is not None and b.prim.name == "broadcast_in_dim" else y
+    if not isinstance(c, Const) or c.value._data.dtype.kind != "f":
+        return None
+    written = {id(n.ins[n.prim.mutates]) for n in rw.graph.nodes if n.is_effect()}
+    if literal_value(c, written) != 2:
+        return None
+    from .._prims.elementwise import mul
+    return rw.emit(mul, node.ins[0], node.ins[0])
+
+
 def _shape(v):
     return v.shape if hasattr(v, "shape") else tuple(v.value.shape)
 
@@ -136,6 +195,11 @@ def simplify_movement(graph):
     """Fold chains of movement nodes into one and drop identities (Note [One movement per
     chain]); the nodes left dead are removed by `dce`."""
     return passes.rewrite(graph, MOVEMENT_RULES)
+
+
+def simplify_arithmetic(graph):
+    """``x ** 2`` as ``x * x`` for a literal exponent 2 (Note [Squares])."""
+    return passes.rewrite(graph, (Rule("pow", _square),))
 
 
 def forward_writes(graph):
@@ -159,7 +223,7 @@ def forward_writes(graph):
 
 def optimize(graph, log=None):
     """The backend's pass pipeline: (constant folding under ``config.freezing``), movement
-    simplification, CSE, DCE. ``log`` (e.g. ``print``) receives each graph before and after."""
+    and arithmetic simplification, forwarded writes, CSE, DCE. ``log`` (e.g. ``print``) receives each graph before and after."""
     pipeline = ((passes.fold_constants,) if config.freezing else ()) + \
-        (simplify_movement, forward_writes, passes.cse, passes.dce)
+        (simplify_movement, simplify_arithmetic, forward_writes, passes.cse, passes.dce)
     return passes.optimize(graph, pipeline, log=log)

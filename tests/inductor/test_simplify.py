@@ -40,7 +40,7 @@ def test_movement_chains_fold(name):
     printed = []
     opt = optimize(g, log=printed.append)
     assert sorted(_prims(opt)) == sorted(left), opt.python_code()
-    assert len(printed) == 4 and "# before simplify_movement" in printed[0]
+    assert len(printed) == 5 and "# before simplify_movement" in printed[0]
     assert_close(opt(x), g(x))
     assert_close(opt(x), (f(x),))
     c = compile_graph(g, options={"cpp.numpy_fallback": build.compiler() is None})
@@ -87,3 +87,61 @@ def test_cse_and_dce_run():
     x = torch.randn(5)
     g = make_graph(lambda x: (x.exp() + x.exp(), x.sin() * 0)[0])(x)
     assert _prims(optimize(g)) == ["exp", "add"]
+
+
+def _edge_values(dtype):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(4096) * np.exp(rng.uniform(-60, 60, 4096))
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 1e-310, 3e38, -3e38, 1e200]
+    with np.errstate(over="ignore"):
+        return torch.tensor(np.concatenate([x, special]).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_literal_square_is_a_product_with_eagers_bits(dtype):
+    """Note [Squares]: `x ** 2` becomes `x * x`, bit-equal to eager (NumPy's power), on
+    values across the range, zeros of both signs, infinities, NaN and subnormals."""
+    f = lambda x: x ** 2 + 1
+    x = _edge_values(dtype)
+    g = make_graph(f)(x)
+    assert "pow" not in _prims(optimize(g)) and "mul" in _prims(optimize(g))
+    c = compile_graph(g, options={"cpp.numpy_fallback": build.compiler() is None})
+    if c.kind == "c":
+        assert "pow" not in c.source.split("*/")[-1]      # none in the code, past the graph comment
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    assert np.array_equal(c(x)[0].numpy().view(bits), f(x).numpy().view(bits))
+
+
+def test_a_captured_exponent_stays_a_power():
+    """Note [Squares], Note [Literal constants]: a captured tensor of twos is read per call,
+    so `x ** w` stays pow and sees the tensor's later values."""
+    w = torch.full((4,), 2.0)
+    x = torch.tensor([1.5, 2.0, 3.0, 0.5])
+    f = lambda x: x ** w
+    g = make_graph(f)(x)
+    assert "pow" in _prims(optimize(g))
+    c = compile_graph(g, options={"cpp.numpy_fallback": build.compiler() is None})
+    assert_close(c(x)[0], f(x))
+    w.fill_(3.0)
+    assert_close(c(x)[0], x ** 3)
+
+
+def test_only_a_literal_of_two_is_squared():
+    for f in (lambda x: x ** 3, lambda x: x ** 0.5, lambda x: x ** 2.5):
+        assert "pow" in _prims(optimize(make_graph(f)(torch.rand(5))))
+    ints = make_graph(lambda x: x ** 2)(torch.arange(5))
+    assert_close(optimize(ints)(torch.arange(5))[0], torch.arange(5) ** 2)
+
+
+def test_literals_of_the_graph_become_c_literals():
+    """Note [Literal constants]: the 0-d tensors Python numbers become are the graph's own,
+    so the kernel multiplies by a C literal instead of reading memory."""
+    if build.compiler() is None:
+        pytest.skip("no C compiler")
+    x = torch.randn(8)
+    g = make_graph(lambda x: x * 1.25 - 0.75)(x)
+    assert all(c.literal for c in g.consts)
+    c = compile_graph(g)
+    body = c.source.split("*/")[-1]
+    assert "0x1.4" in body and "0x1.8" in body        # 1.25 and 0.75 as hex literals
+    assert_close(c(x)[0], x * 1.25 - 0.75)
