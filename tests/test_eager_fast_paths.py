@@ -269,6 +269,26 @@ def test_basic_indexing_shortcut_matches_numpy():
             assert got.shape == ref.shape and np.array_equal(got.numpy(), ref), idx
 
 
+
+def test_basic_indexing_shortcut_is_a_view_as_the_recorded_path_is():
+    """The shortcut (a tensor not requiring grad) returns a view sharing the base's version
+    counter, as the recorded path does; the recorded path still names PyTorch's node."""
+    base = torch.arange(12.0).reshape(3, 4).clone()     # a base, not a view
+    for idx in (1, (slice(None), 2), (0, slice(1, 3)), (Ellipsis, None, 3)):
+        fast = base[idx]
+        leaf = base.clone().requires_grad_()
+        recorded = leaf[idx]
+        assert fast._base is base and fast._version == base._version
+        assert fast.shape == recorded.shape
+        assert np.array_equal(fast.numpy(), recorded.detach().numpy())
+        before = base._version
+        fast.add_(1)                                  # writes through, counted on the base
+        assert base._version == fast._version > before
+    row = base[0]
+    assert row[1]._base is base                       # a view of a view keeps the root
+    assert torch.arange(3.0).requires_grad_()[1].grad_fn.name() == "SelectBackward0"
+
+
 # -- Note [Broadcasting operands under autograd]: one node per broadcasting op -------------
 
 _BROADCASTS = [((5, 6), (6,)), ((5, 1), (1, 6)), ((5, 6), ()), ((1,), (4, 3)), ((2, 1, 3), (4, 1))]

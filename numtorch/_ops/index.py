@@ -89,16 +89,21 @@ def _basic_with_ellipsis(items, shape):
     return items
 
 
-@backward_name(lambda x, idx: "SelectBackward0" if isinstance(idx, int) and not isinstance(idx, bool)
-               else None)
 def getitem(x, idx):
     """``x[idx]``: NumPy/PyTorch indexing with ints, slices, None, ..., bool and int tensors."""
     d = x._data
     if d.__class__ is ndarray and not x._requires_grad:
-        # Eager fast path: NumPy's basic indexing is PyTorch's, and returns a view.
+        # Eager fast path: NumPy's basic indexing is PyTorch's, and returns a view. Nothing
+        # is recorded, so the grad_fn naming of `_getitem` has nothing to name.
         np_idx = _basic_numpy_index(idx, d.shape)
         if np_idx is not None:
             return _as_view(wrap_array(d[np_idx]), x, lambda b: getitem(b, idx))
+    return _getitem(x, idx)
+
+
+@backward_name(lambda x, idx: "SelectBackward0" if isinstance(idx, int) and not isinstance(idx, bool)
+               else None)
+def _getitem(x, idx):
     idx = _normalize_index(x, idx)
     if any(isinstance(i, (Tensor, bool)) for i in idx):
         return _advanced_getitem(x, idx)
