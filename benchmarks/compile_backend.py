@@ -4,8 +4,8 @@ times, the per-call path, and kernels alternating with matmuls (the thread polic
 numtorch's column is ``numtorch._inductor.compile_graph`` on a ``make_graph`` graph;
 PyTorch's is ``torch.compile`` (compiled in the factory, so compile time is not counted
 there); NumPy's is the same expression written with ufuncs. Targets (checked in run.py):
-GELU*sigmoid+tanh on 4096x4096 float32 <= 0.5x torch.compile, row softmax and layer_norm
-4096x1024 <= 0.8x, a cold compile <= 0.5 s, a cached one <= 50 ms, a call of a compiled
+GELU*sigmoid+tanh on 4096x4096 float32 <= 0.5x torch.compile, row softmax, layer_norm
+4096x1024 and a squared error over 1M elements <= 0.8x, a cold compile <= 0.5 s, a cached one <= 50 ms, a call of a compiled
 10-element graph <= 5 us. Registered only where a C compiler exists.
 """
 from __future__ import annotations
@@ -24,6 +24,7 @@ SMALL_NAME = "inductor: call of a compiled 10-element graph"
 COLD_NAME = "inductor: cold compile of a softmax graph (s)"
 CACHED_NAME = "inductor: cached compile of a softmax graph (disk)"
 ALTERNATE_NAME = "inductor: softmax(x @ w) 512x512, kernel + matmul alternating"
+SQUARE_NAME = "inductor: squared error ((x - y) ** 2).mean(), 1M f32"
 
 
 def _mix(lib):
@@ -46,13 +47,18 @@ def _alternate(lib):
     return lambda x, w: m.softmax(x @ w, -1).sum(-1)
 
 
+def _squared_error(lib):
+    return lambda x, y: ((x - y) ** 2).mean()
+
+
 def _small(lib):
     return lambda x: (x * 2 + 1).sin()
 
 
 SHAPES = {MIX_NAME: (_mix, [(4096, 4096)]), SOFTMAX_NAME: (_softmax, [(4096, 1024)]),
           LAYER_NORM_NAME: (_layer_norm, [(4096, 1024), (1024,), (1024,)]),
-          ALTERNATE_NAME: (_alternate, [(512, 512), (512, 512)]), SMALL_NAME: (_small, [(10,)])}
+          ALTERNATE_NAME: (_alternate, [(512, 512), (512, 512)]), SMALL_NAME: (_small, [(10,)]),
+          SQUARE_NAME: (_squared_error, [(1 << 20,), (1 << 20,)])}
 
 
 def _arrays(shapes):
@@ -95,6 +101,7 @@ NUMPY = {
     ALTERNATE_NAME: lambda x, w: (lambda e: (e / e.sum(-1, keepdims=True)).sum(-1))(
         np.exp((x @ w) - (x @ w).max(-1, keepdims=True))),
     SMALL_NAME: lambda x: np.sin(x * 2 + 1),
+    SQUARE_NAME: lambda x, y: np.square(x - y).mean(),
 }
 
 
@@ -154,7 +161,7 @@ def _register():
     if build.compiler() is None:
         return
     for name, target in ((MIX_NAME, 0.5), (SOFTMAX_NAME, 0.8), (LAYER_NORM_NAME, 0.8),
-                         (ALTERNATE_NAME, None), (SMALL_NAME, None)):
+                         (SQUARE_NAME, 0.8), (ALTERNATE_NAME, None), (SMALL_NAME, None)):
         add(name, "inductor", target=("torch", target) if target else None,
             numtorch=_numtorch(name), numpy=_numpy(name), torch=_torch(name))
     add(COLD_NAME, "inductor", note="target <= 0.5 s", numtorch=_compile_factory(False),
