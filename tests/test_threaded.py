@@ -248,3 +248,26 @@ def test_back_to_back_jobs_of_different_sizes(two_threads):
     for _ in range(50):
         for (a, b), ref in zip(pairs, refs):
             _same_bits(_threaded.binary(E.sub, a, b), ref)
+
+
+@needs_kernel
+@pytest.mark.parametrize("threads", [2, 3, 4])
+@pytest.mark.parametrize("n", [LARGE + 4095, 4096 * 37 + 5, LARGE * 8 + 1])
+def test_guided_shares_cover_every_element_once(n, threads):
+    """Eager ops claim guided shares of the chunks left (Note [Chunks and vectors of the
+    eager ops]): in place, an element computed twice or missed would show; with more
+    threads than cores and sizes off the 4K-element chunk, every result is NumPy's."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = _arrays(n, np.float32, seed=threads)
+        d = a.copy()
+        for _ in range(5):
+            _threaded.binary_(E.add, d, b)        # d += b, five times
+            _same_bits(_threaded.binary(E.mul, a, b), a * b)
+        ref = a.copy()
+        for _ in range(5):
+            ref += b
+        _same_bits(d, ref)
+    finally:
+        torch.set_num_threads(before)

@@ -55,8 +55,9 @@ import re
 CHUNK_WORK = 1 << 17
 
 # Note [Chunks of a kernel]
-# The eager pool's ops claim chunks of 16K elements (Note [Large elementwise ops on
-# numtorch's threads], _ops/_threaded.py), and kernels first did the same. But a kernel is
+# The eager pool's ops claimed chunks of 16K elements (Note [Large elementwise ops on
+# numtorch's threads], _ops/_threaded.py; now guided shares, Note [Chunks and vectors of
+# the eager ops]), and kernels first did the same. But a kernel is
 # parallel only from config.cpp.parallel_threshold (1M) elements of work, and its rows are
 # streamed: with 16K-element chunks the two threads alternate every 16 rows of a row
 # softmax, each stream of reads and non-temporal writes restarting every 64 KB, and the
