@@ -116,3 +116,27 @@ def test_version_checks_follow_what_backward_reads():
         x.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(64, 784, 128), (1, 300, 40), (3, 1, 8), (7, 33, 1000)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fewer_rows_than_outputs_gives_the_composed_bits_in_pytorchs_layout(shape, dtype,
+                                                                            threads):
+    # Note [Rows before columns in linear]: with fewer rows than outputs the product runs
+    # as W x^T; the result is C-contiguous, with the bits of x @ W.T + b at any BLAS
+    # thread count, and PyTorch's values
+    x, w, b = _case(*shape, dtype, seed=3)
+    saved = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        out = F.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b))
+        ref = x @ w.T + b
+    finally:
+        torch.set_num_threads(saved)
+    assert out.is_contiguous() and out.stride() == (shape[2], 1)
+    assert np.array_equal(_bits(out.numpy()), _bits(ref))
+    pt = pytest.importorskip("torch")
+    np.testing.assert_allclose(out.numpy(), pt.nn.functional.linear(
+        pt.tensor(x), pt.tensor(w), pt.tensor(b)).numpy(), rtol=1e-4 if dtype == np.float32 else 1e-12,
+        atol=1e-4 if dtype == np.float32 else 1e-12)
