@@ -65,7 +65,7 @@ def _zeros_for(x, t):
 scatter_add = Primitive(
     "scatter_add", impl=_scatter_add_impl,
     shape=lambda x, index, src, *, dim: (x.shape, x.dtype),
-    vjp=lambda g, out, x, index, src, *, dim: (g, None, _pad_to(gather.bind(g, index, dim=dim), src)),
+    vjp=lambda g, out, x, index, src, *, dim: (g, None, _pad_to(_gather_block(g, index, dim), src)),
     jvp=lambda p, t, *, dim: (scatter_add.bind(*p, dim=dim), scatter_add.bind(
         _zeros_for(p[0], t[0]), p[1], _zeros_for(p[2], t[2]), dim=dim)),
     batch=lambda v, d, *, dim: (scatter_add.bind(*_batched_index_args(v, d), dim=dim + 1), 0))
@@ -75,10 +75,18 @@ scatter = Primitive(
     shape=lambda x, index, src, *, dim: (x.shape, x.dtype),
     vjp=lambda g, out, x, index, src, *, dim: (
         scatter.bind(g, index, T.zeros_like(src), dim=dim), None,
-        _pad_to(gather.bind(g, index, dim=dim), src)),
+        _pad_to(_gather_block(g, index, dim), src)),
     jvp=lambda p, t, *, dim: (scatter.bind(*p, dim=dim), scatter.bind(
         _zeros_for(p[0], t[0]), p[1], _zeros_for(p[2], t[2]), dim=dim)),
     batch=lambda v, d, *, dim: (scatter.bind(*_batched_index_args(v, d), dim=dim + 1), 0))
+
+
+def _gather_block(g, index, dim):
+    """gather(g, index) where index may be smaller than g in the dims other than ``dim``
+    (torch.scatter writes only the leading block there): the gather reads that block."""
+    if any(n != m for k, (n, m) in enumerate(zip(g.shape, index.shape)) if k != dim):
+        g = g[tuple(slice(None) if k == dim else slice(0, m) for k, m in enumerate(index.shape))]
+    return gather.bind(g, index, dim=dim)
 
 
 def _pad_to(g, src):

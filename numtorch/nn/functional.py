@@ -685,3 +685,5 @@ for _name in _CONV_NAMES:
 del _name
 from ._functional_surface import *  # noqa: E402,F401,F403  (prelu, rrelu, shrinks, pixel_shuffle, in-place spellings)
 from ._functional_losses_surface import *  # noqa: E402,F401,F403  (more losses, instance_norm)
+from ._adaptive_max_pool import *  # noqa: E402,F401,F403  (adaptive_max_pool1d/2d/3d)
+from ._embedding_bag import *  # noqa: E402,F401,F403  (embedding_bag)

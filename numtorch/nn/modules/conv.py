@@ -1,6 +1,6 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``.
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d``.
 
-The arithmetic is ``nn.functional.conv1d/conv2d`` (numtorch._ops.conv, Note [Convolution
+The arithmetic is ``nn.functional.conv1d/conv2d/conv3d`` (numtorch._ops.conv, Note [Convolution
 ops] in functional.py). This file owns the parameters, PyTorch's initialization and
 argument checks, and the padding logic: ``padding='same'`` that cannot be split evenly and
 ``padding_mode`` other than 'zeros' are applied with ``F.pad`` before an unpadded
@@ -12,7 +12,7 @@ from .. import functional as F
 from ._utils import register_weight_bias, reset_fan_in_uniform
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d"]
 
 
 def _ntuple(n, name):
@@ -130,3 +130,10 @@ class Conv2d(_ConvNd):
     """2-D convolution over an input of shape ``(N, C_in, H, W)`` (or unbatched ``(C_in, H, W)``)."""
     _n = 2
     _fn = staticmethod(lambda *a: F.conv2d(*a))
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over an input of shape ``(N, C_in, D, H, W)`` (or unbatched
+    ``(C_in, D, H, W)``)."""
+    _n = 3
+    _fn = staticmethod(lambda *a: F.conv3d(*a))

@@ -1,6 +1,7 @@
-"""Transposed convolution layers: ``ConvTranspose1d``, ``ConvTranspose2d``. The arithmetic is
-``nn.functional.conv_transpose1d/2d`` (numtorch._ops.conv); this file owns the parameters,
-PyTorch's initialization and argument checks, and ``output_size``."""
+"""Transposed convolution layers: ``ConvTranspose1d``, ``ConvTranspose2d``,
+``ConvTranspose3d``. The arithmetic is ``nn.functional.conv_transpose1d/2d/3d``
+(numtorch._ops.conv); this file owns the parameters, PyTorch's initialization and argument
+checks, and ``output_size``."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -8,7 +9,7 @@ from ._utils import register_weight_bias, reset_fan_in_uniform
 from .conv import _ConvNd
 from .module import Module
 
-__all__ = ["ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class _ConvTransposeNd(Module):
@@ -72,3 +73,8 @@ class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution over an input of shape (N, C_in, H, W)."""
     _n = 2
 
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over an input of shape (N, C_in, D, H, W)."""
+    _n = 3

@@ -1,12 +1,14 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d`` (over numtorch._ops.conv, see
-Note [Convolution ops] in functional.py) and ``AdaptiveAvgPool1d/2d``."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d`` (over numtorch._ops.conv, see
+Note [Convolution ops] in functional.py), ``AdaptiveAvgPool1d/2d/3d`` and
+``AdaptiveMaxPool1d/2d/3d`` (nn/_adaptive_max_pool.py)."""
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -41,6 +43,11 @@ class MaxPool1d(_MaxPoolNd):
 class MaxPool2d(_MaxPoolNd):
     """2-D max pooling over ``(N, C, H, W)`` inputs."""
     _fn = staticmethod(lambda *a, **k: F.max_pool2d(*a, **k))
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over ``(N, C, D, H, W)`` inputs."""
+    _fn = staticmethod(lambda *a, **k: F.max_pool3d(*a, **k))
 
 
 class AvgPool1d(Module):
@@ -94,3 +101,50 @@ class AdaptiveAvgPool1d(Module):
 class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
     """Average pooling of the last two dims into an ``output_size`` grid (None keeps a dim)."""
     _fn = staticmethod(lambda x, s: F.adaptive_avg_pool2d(x, s))
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling over ``(N, C, D, H, W)`` inputs."""
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    """Average pooling of the last three dims into an ``output_size`` grid (None keeps a
+    dim)."""
+    _fn = staticmethod(lambda x, s: F.adaptive_avg_pool3d(x, s))
+
+
+class _AdaptiveMaxPoolNd(Module):
+    """Max pooling of the last dims into ``output_size`` bins (None keeps a dim);
+    ``return_indices`` also returns the positions of the maxima."""
+    __constants__ = ["output_size", "return_indices"]
+    _fn = None
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Adaptive max pooling over ``(N, C, L)`` inputs."""
+    _fn = staticmethod(lambda *a: F.adaptive_max_pool1d(*a))
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Adaptive max pooling over ``(N, C, H, W)`` inputs."""
+    _fn = staticmethod(lambda *a: F.adaptive_max_pool2d(*a))
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Adaptive max pooling over ``(N, C, D, H, W)`` inputs."""
+    _fn = staticmethod(lambda *a: F.adaptive_max_pool3d(*a))

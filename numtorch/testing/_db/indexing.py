@@ -154,6 +154,8 @@ def _scatter_add_samples(dtype, requires_grad):
     yield SampleInput(m((3, 4)), (0, make_index((5, 4), 3), m((5, 4))), name="duplicates")
     yield SampleInput(m((2, 4)), (1, make_index((2, 6), 4), m((2, 6))), name="dim1")
     yield SampleInput(m((2, 4)), (-1, make_index((2, 2), 4), m((3, 3))), name="larger_src")
+    # index smaller than input in a dim other than `dim`: only that block is written
+    yield SampleInput(m((3, 4)), (1, make_index((2, 3), 4), m((2, 3))), name="smaller_index")
 
 
 def _scatter_add_ref(x, dim, index, src):
