@@ -3,8 +3,8 @@
 ``simplify_movement`` folds chains of movement nodes into one (transpose of a transpose,
 reshape of a reshape, broadcast of a broadcast) and drops the ones that change nothing
 (identity permutations, reshapes and broadcasts to the operand's own shape, casts to the
-operand's dtype, full slices); ``simplify_arithmetic`` writes a literal square as a
-product (Note [Squares]). ``optimize`` runs them with the generic passes of
+operand's dtype, full slices); ``simplify_arithmetic`` writes powers with a literal exponent as
+products (Note [Powers with a literal exponent]). ``optimize`` runs them with the generic passes of
 ``numtorch/_core/passes.py`` (CSE, DCE; constant folding only under ``config.freezing``,
 Note [Folding captured tensors]). Each pass is a function graph -> graph; this module
 holds only these rules, the constants' literal values and the pipeline, no scheduling or
@@ -155,27 +155,63 @@ def literal_value(c, written):
     return first.item()
 
 
-# Note [Squares]
-# `x ** 2` binds pow with the literal 2 broadcast to x's shape. In C, pow(x, 2) stayed a
-# libm call per element: the vectoriser turns it into libmvec's SIMD pow before GCC's
-# late pass would expand it, and libmvec's pow is not exact (compiled `x ** 2` differed
-# from eager's in the last bit). `x * x` is the exact square, which is the bits NumPy's
-# power gives for an exponent of 2 (checked in tests/inductor/test_simplify.py), so the
-# rewrite makes the kernel both faster and eager's. Only a literal exponent qualifies (a
-# captured tensor of twos may be changed between calls).
+# Note [Powers with a literal exponent]
+# `x ** n` binds pow with the literal n broadcast to x's shape. In C, pow(x, n) stayed a
+# libm call per element: the vectoriser turns it into libmvec's SIMD pow before GCC's late
+# pass could expand it, libmvec's pow takes a slow path for negative bases (compiled
+# `x ** 3` of normal draws: 20 ns per element against torch.compile's 0.2), and it is not
+# eager's bits. Where a product is the power's exact or correctly rounded value, the
+# graph says so:
+#   n = 2     x * x: the exact square rounded once, the bits NumPy's power gives too.
+#   n = -1    1 / x: one correctly rounded division, NumPy's power's bits (float32 and
+#             float64, 10^7 draws over the whole range).
+#   float32, 3 <= |n| <= 8 or n = -2: the product (and reciprocal) in float64, then one
+#             rounding to float32. x^2 is exact in double, each further product adds at
+#             most 2^-53 relative error, and float32's range raised to the 8th stays
+#             inside double's, so the result is the correctly rounded power except within
+#             (|n| - 1) * 2^-29 of a rounding midpoint. NumPy's float32 power is not
+#             correctly rounded (it differs from this in ~10% of draws, by one ulp), so
+#             compiled and eager differ there in the last bit, as with libmvec before,
+#             and compiled is the more accurate. Special values follow C's pow for integer
+#             exponents: signed zeros, infinities, NaN.
+# float64 with other integers keeps pow: products in double differ from the correctly
+# rounded power in ~20% of draws. Only a literal exponent qualifies (a captured tensor of
+# twos may be changed between calls).
+
+_WIDENED_POWERS = frozenset({-8, -7, -6, -5, -4, -3, -2, 3, 4, 5, 6, 7, 8})
 
 
-def _square(node, rw):
+def _power(node, rw):
+    from .._prims.elementwise import convert_element_type, div, mul
     y = node.ins[1]
     b = rw.producer(y)
     c = b.ins[0] if b is not None and b.prim.name == "broadcast_in_dim" else y
     if not isinstance(c, Const) or c.value._data.dtype.kind != "f":
         return None
     written = {id(n.ins[n.prim.mutates]) for n in rw.graph.nodes if n.is_effect()}
-    if literal_value(c, written) != 2:
+    n = literal_value(c, written)
+    x = node.ins[0]
+    if n == 2:
+        return rw.emit(mul, x, x)
+    dtype = np.dtype(_dtype(x))
+    if n == -1:
+        return rw.emit(div, _filled(rw, 1, dtype, _shape(x)), x)
+    if dtype != np.float32 or n not in _WIDENED_POWERS:
         return None
-    from .._prims.elementwise import mul
-    return rw.emit(mul, node.ins[0], node.ins[0])
+    wide = rw.emit(convert_element_type, x, dtype=np.dtype(np.float64))
+    p = wide
+    for _ in range(abs(int(n)) - 1):
+        p = rw.emit(mul, p, wide)
+    if n < 0:
+        p = rw.emit(div, _filled(rw, 1, np.dtype(np.float64), _shape(x)), p)
+    return rw.emit(convert_element_type, p, dtype=dtype)
+
+
+def _filled(rw, value, dtype, shape):
+    """A literal ``value`` broadcast to ``shape``, as the trace writes a Python number."""
+    from .._prims.shape import broadcast_in_dim
+    one = rw.const(np.array(value, dtype))
+    return rw.emit(broadcast_in_dim, one, shape=tuple(shape), broadcast_dimensions=())
 
 
 def _shape(v):
@@ -198,8 +234,8 @@ def simplify_movement(graph):
 
 
 def simplify_arithmetic(graph):
-    """``x ** 2`` as ``x * x`` for a literal exponent 2 (Note [Squares])."""
-    return passes.rewrite(graph, (Rule("pow", _square),))
+    """Powers with a literal exponent as products (Note [Powers with a literal exponent])."""
+    return passes.rewrite(graph, (Rule("pow", _power),))
 
 
 def forward_writes(graph):

@@ -99,7 +99,8 @@ def _edge_values(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_literal_square_is_a_product_with_eagers_bits(dtype):
-    """Note [Squares]: `x ** 2` becomes `x * x`, bit-equal to eager (NumPy's power), on
+    """Note [Powers with a literal exponent]: `x ** 2` becomes `x * x`, bit-equal to eager
+    (NumPy's power), on
     values across the range, zeros of both signs, infinities, NaN and subnormals."""
     f = lambda x: x ** 2 + 1
     x = _edge_values(dtype)
@@ -113,7 +114,8 @@ def test_a_literal_square_is_a_product_with_eagers_bits(dtype):
 
 
 def test_a_captured_exponent_stays_a_power():
-    """Note [Squares], Note [Literal constants]: a captured tensor of twos is read per call,
+    """Note [Powers with a literal exponent], Note [Literal constants]: a captured tensor of
+    twos is read per call,
     so `x ** w` stays pow and sees the tensor's later values."""
     w = torch.full((4,), 2.0)
     x = torch.tensor([1.5, 2.0, 3.0, 0.5])
@@ -126,11 +128,52 @@ def test_a_captured_exponent_stays_a_power():
     assert_close(c(x)[0], x ** 3)
 
 
-def test_only_a_literal_of_two_is_squared():
-    for f in (lambda x: x ** 3, lambda x: x ** 0.5, lambda x: x ** 2.5):
-        assert "pow" in _prims(optimize(make_graph(f)(torch.rand(5))))
+def test_which_literal_powers_become_products():
+    """Note [Powers with a literal exponent]: which exponents are rewritten, per dtype."""
+    def prims(f, dtype=torch.float32):
+        return _prims(optimize(make_graph(f)(torch.rand(5, dtype=dtype))))
+    for f in (lambda x: x ** 0.5, lambda x: x ** 2.5, lambda x: x ** 9, lambda x: x ** -9):
+        assert "pow" in prims(f)
+    assert "pow" in prims(lambda x: x ** 3, torch.float64)        # double products round twice
+    assert "pow" not in prims(lambda x: x ** -1, torch.float64)
+    assert "pow" not in prims(lambda x: x ** 3) and "convert_element_type" in prims(lambda x: x ** 3)
     ints = make_graph(lambda x: x ** 2)(torch.arange(5))
     assert_close(optimize(ints)(torch.arange(5))[0], torch.arange(5) ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_literal_reciprocal_is_a_division_with_eagers_bits(dtype):
+    f = lambda x: x ** -1
+    x = _edge_values(dtype)
+    c = compile_graph(make_graph(f)(x), options={"cpp.numpy_fallback": build.compiler() is None})
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    assert np.array_equal(c(x)[0].numpy().view(bits), f(x).numpy().view(bits))
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 8, -2, -3, -8])
+def test_float32_integer_powers_are_correctly_rounded(n):
+    """Note [Powers with a literal exponent]: float32 x ** n through float64 products is the
+    correctly rounded power (checked exactly with rationals), within one ulp of eager's
+    NumPy power, with C's pow on signed zeros, infinities and NaN."""
+    from fractions import Fraction
+    rng = np.random.default_rng(n + 10)
+    lim = 30 / abs(n)                    # results well inside float32's normal range
+    x = (rng.choice([-1.0, 1.0], 600) * 10.0 ** rng.uniform(-lim, lim, 600)).astype(np.float32)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0], np.float32)
+    xt = torch.tensor(np.concatenate([x, special]))
+    f = lambda x: x ** n
+    c = compile_graph(make_graph(f)(xt), options={"cpp.numpy_fallback": build.compiler() is None})
+    got = c(xt)[0].numpy()
+    for xi, r in zip(x, got[:len(x)]):
+        exact = Fraction(float(xi)) ** n
+        below, above = np.nextafter(r, np.float32(-np.inf)), np.nextafter(r, np.float32(np.inf))
+        # r is the nearest float32: the exact value lies within half the gap on each side
+        assert Fraction(float(below)) + Fraction(float(r)) <= 2 * exact <= Fraction(float(r)) + Fraction(float(above)), (xi, n)
+    with np.errstate(all="ignore"):
+        ref = np.power(special, np.float32(n))
+    assert np.array_equal(got[len(x):].view(np.uint32), ref.view(np.uint32))
+    eager = f(xt).numpy()[:len(x)]
+    assert np.all(np.abs(got[:len(x)].view(np.int32).astype(np.int64) - eager.view(np.int32)) <= 1)
 
 
 def test_literals_of_the_graph_become_c_literals():
