@@ -452,13 +452,20 @@ def test_nodes_keep_only_values_their_rule_reads():
     s = x + y
     p = x * y
     node_add, node_mul = s.grad_fn, p.grad_fn
-    # add reads no values: its primals and output are zero-stride stand-ins, same shapes
-    for t in (*node_add.saved, node_add.out):
+    # add reads no values: its primals are zero-stride stand-ins, same shapes, and its
+    # output is not kept at all (Note [A node keeps its output's value, not the output])
+    for t in node_add.saved:
         assert t.shape == (200, 100) and t.dtype == torch.float64
         assert t._data.strides == (0, 0)
-    # mul reads both operands: kept, and the output (not read) is a stand-in
+    assert node_add.out is engine._UNREAD
+    # mul reads both operands: kept, and the output (not read) is not kept
     assert node_mul.saved[0] is x and node_mul.saved[1] is y
-    assert node_mul.out._data.strides == (0, 0)
+    assert node_mul.out is engine._UNREAD
+    with pytest.raises(RuntimeError, match="vjp_needs"):
+        node_mul.out.shape
+    # exp's rule reads its output: the node keeps its value (a stand-in when not read)
+    e = x.exp()
+    assert e.grad_fn.out._data is e._data and e.grad_fn.out.grad_fn is None
 
 
 @pytest.mark.parametrize("threshold", [0, 1 << 16])

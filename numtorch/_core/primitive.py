@@ -190,7 +190,7 @@ def _escaped(interp):
 # Hooks installed by the modules that own them (kept as module globals for speed):
 #   eval_bind(prim, args, params)   NumPy or meta evaluation   (_core/tensor.py)
 #   autograd_bind(prim, args, params) eager tape recording      (autograd/engine.py)
-#   record_node(prim, saved, edges, out, sum_to)  a node for a result the ops layer's
+#   record_node(prim, saved, edges, out, sum_to, params)  a node for a result the ops layer's
 #                                   eager fast paths computed (Note [Broadcasting
 #                                   operands under autograd])   (autograd/engine.py)
 #   grad_enabled()                                              (autograd/grad_mode.py)

@@ -21,15 +21,27 @@ def _free(ndim, contract, batch):
     return [d for d in range(ndim) if d not in contract and d not in batch]
 
 
+# Note [Small GEMMs]
+# For two real float matrices np.dot hands the product to BLAS's gemm directly; np.matmul
+# reaches the same gemm through its generalized-ufunc machinery, about 0.4 us more per call
+# at MLP sizes (10x40 @ 40x40: 1.25 against 1.66 us), and for an inner dimension of 1 (a
+# layer with one input, x @ W1.T) it runs its non-BLAS loop on the transposed view
+# (2.4 against 1.4 us). The two agree bit for bit on float32 and float64 (checked on 30,000
+# random shapes, each operand contiguous or transposed, and x @ x.T, which both give to
+# syrk); complex products differ in the last bits at an inner dimension of 1, so complex
+# and the other dtypes keep np.matmul.
+
 def _dot_impl(x, y, *, contracting, batch):
     if PENDING[0] is not None:   # Note [Thread counts change on the calling thread], _threads.py
         apply_pending()
     (xc, yc), (xb, yb) = contracting, batch
-    if not xb and len(x.shape) == 2 and len(y.shape) == 2 and len(xc) == 1 \
-            and x.shape[xc[0]] != 1:
+    if not xb and len(x.shape) == 2 and len(y.shape) == 2 and len(xc) == 1:
         # Two matrices (every eager matmul of an MLP and its backward): the GEMM below,
-        # without its reshapes and products of sizes (3.2 -> 1.9 us at 10x40 @ 40x40).
-        return np.matmul(x if xc[0] == 1 else x.T, y if yc[0] == 0 else y.T)
+        # without its reshapes and products of sizes (Note [Small GEMMs]).
+        if x.dtype.char in "fd":
+            return np.dot(x if xc[0] == 1 else x.T, y if yc[0] == 0 else y.T)
+        if x.shape[xc[0]] != 1:
+            return np.matmul(x if xc[0] == 1 else x.T, y if yc[0] == 0 else y.T)
     if not xb:
         if len(xc) == 1 and xc[0] in (0, x.ndim - 1) and yc[0] in (0, y.ndim - 1):
             # Note [One GEMM for a contraction]

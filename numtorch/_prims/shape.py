@@ -119,10 +119,18 @@ reshape.batch = lambda v, d, *, new_shape: (lambda x: (reshape.bind(
 
 
 def _inverse_perm(perm):
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return tuple(inv)
+    inv = _INVERSE_PERMS.get(perm)   # every transpose's backward (`.T` of each weight)
+    if inv is None:
+        inv = [0] * len(perm)
+        for i, p in enumerate(perm):
+            inv[p] = i
+        inv = tuple(inv)
+        if len(_INVERSE_PERMS) < 4096 and all(p.__class__ is int for p in perm):
+            _INVERSE_PERMS[perm] = inv
+    return inv
+
+
+_INVERSE_PERMS: dict = {}   # permutation -> its inverse
 
 
 def _transpose_batch(values, bdims, *, permutation):

@@ -113,7 +113,7 @@ class Node:
                 if prim.multiple_results:
                     out = tuple(stand_in(o) if k in drops_out and o.__class__ is Tensor else o
                                 for k, o in enumerate(out))
-                else:
+                elif out.__class__ is Tensor:   # not _UNREAD
                     d = out._data
                     if d.__class__ is not ndarray or d.nbytes >= _STAND_IN_BYTES:
                         out = stand_in(out)
@@ -343,7 +343,8 @@ def autograd_bind(prim, args, params):
     if prim.multiple_results or prim.vjp_context is not None:
         record(prim, params, edges, args, out, outs)
     else:   # record, inlined for the one differentiable output
-        out.grad_fn = node = Node(prim, params, args, _value_of(out), edges)
+        out.grad_fn = node = Node(prim, params, args, _value_of(out) if (
+            _READS_OUT.get(prim) if prim in _READS_OUT else _reads_out(prim)) else _UNREAD, edges)
         node.own_out = True
         out._requires_grad = True
     return out
@@ -363,9 +364,12 @@ def autograd_bind(prim, args, params):
 # without its grad_fn, and `own_out` says so. Under create_graph, where the rule's use of
 # the output must be differentiated, the engine hands the rule a fresh tensor with the
 # node as grad_fn (`_live_output`, PyTorch's unpack): the new nodes keep that tensor, it
-# keeps the node, and nothing keeps them back. A rule that never reads its output's value
-# (no "out" in its `vjp_needs`: add, mul, dot_general, select) gets the kept value as it
-# is, whose shape is all it may read. Nodes with several outputs or a custom
+# keeps the node, and nothing keeps them back. A rule that never reads its output (no
+# "out" in its `vjp_needs`: add, mul, dot_general, select, most of MAML's nodes) gets
+# `_UNREAD` instead, which it must not touch, not even for a shape (the rules read shapes
+# from their inputs): no second Tensor is made per recorded op for nothing (about 6,000
+# per call of the classic MAML benchmark), and any rule that reads it anyway raises an
+# internal error naming what it read. Nodes with several outputs or a custom
 # context (autograd.Function, AOT regions), and the nodes of func.grad (which keep
 # lower-level tensors), keep `out` as it is.
 
@@ -374,9 +378,27 @@ def _value_of(out):
     return wrap_sharing(out._data, out._version_counter)
 
 
+class _Unread:
+    """The output an eager node keeps for a rule that does not read it (Note [A node keeps
+    its output's value, not the output]): any use raises."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"internal error: a vjp rule read .{name} of its output, which its "
+                           "primitive's vjp_needs says it never reads (Note [What backward "
+                           "reads]); add 'out' to its vjp_needs")
+
+    def __repr__(self):
+        return "<output not kept>"
+
+
+_UNREAD = _Unread()
+
+
 def _reads_out(prim):
     """Whether ``prim``'s vjp rule may compute with its output (Note [What backward reads]);
-    a rule that reads only its shape gets the kept value, which has that shape."""
+    a rule that does not gets `_UNREAD` in its place."""
     needs = prim.vjp_needs
     reads = needs is None or prim.vjp_context is not None or any(
         isinstance(e, str) for n in needs for e in n)
@@ -416,14 +438,16 @@ _prim.autograd_bind = autograd_bind
 # create_graph the gradient through it would be lost. A broadcast view shares the
 # original's version counter, so an in-place write to it is still caught.
 
-def record_node(prim, saved, edges, out, sum_to=None):
-    """Record one Node for ``out = prim(*saved)``, a parameterless primitive's single
-    result that an eager fast path of the ops layer computed itself; ``edges`` lead to
+def record_node(prim, saved, edges, out, sum_to=None, params=None):
+    """Record one Node for ``out = prim(*saved, **params)`` (no params by default), a
+    primitive's single result that an eager fast path of the ops layer computed itself
+    (``params`` is kept by the node: a dict its caller never writes); ``edges`` lead to
     where the operands' gradients go. Where ``saved[i]`` is a broadcast view of the
     operand (Note [Broadcasting operands under autograd]), ``sum_to[i]`` is (the
     broadcast's vjp rule, the operand, the broadcast's params); ``sum_to`` is None when
     no operand needing a gradient was broadcast."""
-    node = Node(prim, _NO_PARAMS, saved, _value_of(out), edges)
+    node = Node(prim, _NO_PARAMS if params is None else params, saved, _value_of(out) if (
+        _READS_OUT.get(prim) if prim in _READS_OUT else _reads_out(prim)) else _UNREAD, edges)
     node.own_out = True   # Note [A node keeps its output's value, not the output]
     if sum_to is not None:
         for i, entry in enumerate(sum_to):
