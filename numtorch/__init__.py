@@ -53,7 +53,8 @@ from . import special  # noqa: E402,F401
 from ._ops.linalg_ops import (inverse, logdet, pinverse, matrix_power, cholesky_solve,  # noqa: E402,F401
                               cholesky_inverse, triangular_solve, cholesky_top as cholesky,
                               svd_top as svd)
-from ._ops.linalg_ops import det, slogdet, norm_top as norm  # noqa: E402,F401
+from ._ops.linalg_ops import det, slogdet_top as slogdet, norm_top as norm  # noqa: E402,F401
+from . import return_types  # noqa: E402,F401
 from ._ops.sorting import sort, argsort, msort, topk, kthvalue, median  # noqa: E402,F401
 from ._core.printing import set_printoptions  # noqa: E402,F401
 from . import utils  # noqa: E402,F401  (torch.utils.data / .benchmark load on first use)

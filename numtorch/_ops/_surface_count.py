@@ -7,7 +7,6 @@ output shape depends on data), so they need concrete inputs. Docstrings follow P
 """
 from __future__ import annotations
 
-import collections
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from .._core import dtypes as _dt
 from .._core.tensor import Tensor
 from . import creation, index as _index, math, reduce, shape, sorting
 from ._common import canonical_dim, check_tensor, scalar_type_name, to_tensor
+from .. import return_types as _rt
 
 __all__ = ["isin", "gcd", "lcm", "nanmedian", "bincount", "histc"]
 
@@ -72,7 +72,6 @@ def lcm(input, other):
     return math.where(math.eq(g, 0), to_tensor(0, g.dtype), out).to(g.dtype)
 
 
-_nanmedian = collections.namedtuple("nanmedian", ["values", "indices"])
 
 
 def nanmedian(input, dim=None, keepdim=False):
@@ -94,12 +93,12 @@ def nanmedian(input, dim=None, keepdim=False):
     if dim is None:
         return shape.reshape(values, ())
     if input.dim() == 0:
-        return _nanmedian(shape.reshape(values, ()), shape.reshape(indices, ()))
+        return _rt.nanmedian(shape.reshape(values, ()), shape.reshape(indices, ()))
     d = canonical_dim(dim, input.dim())
     values, indices = shape.movedim(values, -1, d), shape.movedim(indices, -1, d)
     if not keepdim:
         values, indices = shape.squeeze(values, d), shape.squeeze(indices, d)
-    return _nanmedian(values, indices)
+    return _rt.nanmedian(values, indices)
 
 
 def bincount(input, weights=None, minlength=0):

@@ -9,7 +9,6 @@ PyTorch's.
 """
 from __future__ import annotations
 
-import collections
 import math as _pymath
 
 from .._core import dtypes as _dt
@@ -18,6 +17,7 @@ from .._core.tensor import Tensor
 from . import creation, linalg, math, reduce, shape
 from ._common import (broadcast_shapes, check_tensor, convert, is_scalar, result_type,
                       scalar_type_name, to_tensor)
+from .. import return_types as _rt
 
 __all__ = ["addcmul", "addcdiv", "addmv", "addr", "baddbmm", "addbmm", "nan_to_num",
            "deg2rad", "rad2deg", "copysign", "heaviside", "signbit", "isposinf", "isneginf",
@@ -270,10 +270,9 @@ def frexp(input):
     e = math.where(finite_nonzero, e, to_tensor(0.0, input.dtype))
     exponent = convert(e, _dt.int32)
     mantissa = math.div(input, math.pow(2.0, e).detach())
-    return _frexp(mantissa, exponent)
+    return _rt.frexp(mantissa, exponent)
 
 
-_frexp = collections.namedtuple("frexp", ["mantissa", "exponent"])
 
 
 def ldexp(input, other):

@@ -17,19 +17,17 @@ only, as PyTorch's backward scatters it.
 """
 from __future__ import annotations
 
-import collections
 import math as _pymath
 
 from .._core import dtypes as _dt
 from .._core.tensor import Tensor
 from . import creation, index as _index, math, reduce, shape, sorting
 from ._common import canonical_dim, check_tensor, scalar_type_name, to_tensor
+from .. import return_types as _rt
 
 __all__ = ["cummax", "cummin", "logcumsumexp", "searchsorted", "bucketize", "quantile",
            "nanquantile", "cdist", "dist"]
 
-_cummax = collections.namedtuple("cummax", ["values", "indices"])
-_cummin = collections.namedtuple("cummin", ["values", "indices"])
 
 
 def _scan_mask(n, device):
@@ -74,14 +72,14 @@ def cummax(input, dim):
     """Returns a namedtuple (values, indices) where ``values`` is the cumulative maximum of
     elements of ``input`` in the dimension ``dim`` and ``indices`` is the index location of
     each maximum value found in the dimension ``dim``."""
-    return _cum_extreme(input, dim, True, "cummax", _cummax)
+    return _cum_extreme(input, dim, True, "cummax", _rt.cummax)
 
 
 def cummin(input, dim):
     """Returns a namedtuple (values, indices) where ``values`` is the cumulative minimum of
     elements of ``input`` in the dimension ``dim`` and ``indices`` is the index location of
     each minimum value found in the dimension ``dim``."""
-    return _cum_extreme(input, dim, False, "cummin", _cummin)
+    return _cum_extreme(input, dim, False, "cummin", _rt.cummin)
 
 
 def logcumsumexp(input, dim, *, dtype=None):

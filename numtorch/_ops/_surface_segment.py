@@ -25,7 +25,6 @@ split (and then gets no share), so the shares of the scattered values sum to les
 """
 from __future__ import annotations
 
-import collections
 
 import numpy as np
 
@@ -34,10 +33,10 @@ from .._core.primitive import STACK
 from .._core.tensor import Tensor, wrap_array
 from . import creation, index as _index, math, reduce, shape, sorting
 from ._common import canonical_dim, check_tensor, scalar_type_name, to_tensor
+from .. import return_types as _rt
 
 __all__ = ["mode", "scatter_reduce", "unique_consecutive"]
 
-_mode = collections.namedtuple("mode", ["values", "indices"])
 
 
 def mode(input, dim=-1, keepdim=False):
@@ -48,13 +47,13 @@ def mode(input, dim=-1, keepdim=False):
     check_tensor(input, "input", "mode")
     if input.dim() == 0:
         canonical_dim(dim, 1)
-        return _mode(input.clone(), creation.zeros((), dtype=_dt.int64, device=input.device))
+        return _rt.mode(input.clone(), creation.zeros((), dtype=_dt.int64, device=input.device))
     d = canonical_dim(dim, input.dim())
     if input.shape[d] == 0:
         if input.numel() == 0 and any(n == 0 for k, n in enumerate(input.shape) if k != d):
             out_shape = tuple(n if k != d else 1 for k, n in enumerate(input.shape)) if keepdim \
                 else tuple(n for k, n in enumerate(input.shape) if k != d)
-            return _mode(creation.empty(out_shape, dtype=input.dtype, device=input.device),
+            return _rt.mode(creation.empty(out_shape, dtype=input.dtype, device=input.device),
                          creation.empty(out_shape, dtype=_dt.int64, device=input.device))
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     x = shape.movedim(input, d, -1)
@@ -74,7 +73,7 @@ def mode(input, dim=-1, keepdim=False):
     values, indices = shape.movedim(values, -1, d), shape.movedim(indices, -1, d)
     if not keepdim:
         values, indices = shape.squeeze(values, d), shape.squeeze(indices, d)
-    return _mode(values, indices)
+    return _rt.mode(values, indices)
 
 
 # ---------------------------------------------------------------------------------------

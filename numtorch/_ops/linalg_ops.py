@@ -11,7 +11,6 @@ the reductions sit below this file and never import it.
 from __future__ import annotations
 
 import builtins
-import collections
 import contextlib
 import functools
 import math
@@ -30,20 +29,12 @@ from ._backward_names import backward_name
 from ._common import broadcast_shapes, broadcast_to, convert, scalar_type_name
 from .creation import eye, tensor, zeros
 from .linalg import cross as _cross, matmul  # noqa: F401  (re-exported)
+from .. import return_types as _rt
 
 __all__ = ["LinAlgError", "inv", "solve", "solve_triangular", "det", "slogdet",
            "logdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
            "norm", "vector_norm", "matrix_norm", "cross", "matrix_power", "pinv", "lstsq",
            "cond", "matrix_rank", "multi_dot", "matmul", "vecdot", "diagonal"]
-
-
-linalg_slogdet = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-linalg_qr = collections.namedtuple("linalg_qr", ["Q", "R"])
-linalg_eigh = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-linalg_svd = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
-torch_svd = collections.namedtuple("svd", ["U", "S", "V"])
-linalg_lstsq = collections.namedtuple("linalg_lstsq", ["solution", "residuals", "rank",
-                                                       "singular_values"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -212,7 +203,7 @@ def det(A):
 def slogdet(A):
     """Computes the sign and natural logarithm of the absolute value of the determinant."""
     _square_float(A, "linalg.slogdet")
-    return linalg_slogdet(*bind(L.slogdet, A))
+    return _rt.linalg_slogdet(*bind(L.slogdet, A))
 
 
 def logdet(input):
@@ -252,7 +243,7 @@ def qr(A, mode="reduced"):
     q, r = bind(L.qr, A, complete=mode == "complete")
     if mode == "r":
         q = zeros(0, dtype=A.dtype, device=A.device)
-    return linalg_qr(q, r)
+    return _rt.linalg_qr(q, r)
 
 
 def _uplo(UPLO):
@@ -270,7 +261,7 @@ def eigh(A, UPLO="L"):
     """
     lower = _uplo(UPLO)
     _square_float(A, "linalg.eigh")
-    return linalg_eigh(*bind(L.eigh, A, lower=lower))
+    return _rt.linalg_eigh(*bind(L.eigh, A, lower=lower))
 
 
 @_with_out
@@ -285,7 +276,7 @@ def svd(A, full_matrices=True, *, driver=None):
     """Computes the singular value decomposition ``A = U diag(S) Vh``."""
     _check_float(A, "linalg.svd")
     _check_matrix(A, "linalg.svd")
-    return linalg_svd(*bind(L.svd, A, full_matrices=bool(full_matrices)))
+    return _rt.linalg_svd(*bind(L.svd, A, full_matrices=bool(full_matrices)))
 
 
 @_with_out
@@ -485,7 +476,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         x = x.squeeze(-1)
         residuals = residuals.squeeze(-1) if residuals.numel() else residuals
     # As in PyTorch, the singular values are not differentiable outputs.
-    return linalg_lstsq(x, residuals, rank if driver != "gels" else
+    return _rt.linalg_lstsq(x, residuals, rank if driver != "gels" else
                         zeros(0, dtype=_dt.int64, device=A.device),
                         s.detach() if driver in ("gelsd", "gelss") else empty)
 
@@ -602,16 +593,21 @@ def pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
+def slogdet_top(input):
+    """``torch.slogdet``: ``torch.linalg.slogdet`` as ``torch.return_types.slogdet``."""
+    return _rt.slogdet(*slogdet(input))
+
+
 def svd_top(input, some=True, compute_uv=True):
     """``torch.svd``: returns ``(U, S, V)`` (V, not Vh); ``some`` gives the reduced factors."""
     if not compute_uv:     # PyTorch returns zero-filled U and V then
         s = svdvals(input)
         m, n = input.shape[-2:]
         lead = tuple(input.shape[:-2])
-        return torch_svd(zeros(lead + (m, m), dtype=input.dtype, device=input.device), s,
+        return _rt.svd(zeros(lead + (m, m), dtype=input.dtype, device=input.device), s,
                          zeros(lead + (n, n), dtype=input.dtype, device=input.device))
     u, s, vh = svd(input, full_matrices=not some)
-    return torch_svd(u, s, _mH(vh))
+    return _rt.svd(u, s, _mH(vh))
 
 
 @_with_out
@@ -632,4 +628,4 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """``torch.triangular_solve`` (deprecated): returns ``(solution, cloned_coefficient)``."""
     a = SH.transpose(A, -2, -1) if transpose else A
     x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
-    return collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])(x, A.clone())
+    return _rt.triangular_solve(x, A.clone())

@@ -77,7 +77,7 @@ def _linalg_methods():
     # Imported here: linalg_ops builds on the ops above (no import cycle at module load).
     from . import linalg_ops as L
     for name, fn in (("inverse", L.inverse), ("det", L.det), ("logdet", L.logdet),
-                     ("slogdet", L.slogdet), ("cholesky", L.cholesky_top),
+                     ("slogdet", L.slogdet_top), ("cholesky", L.cholesky_top),
                      ("pinverse", L.pinverse), ("matrix_power", L.matrix_power),
                      ("svd", L.svd_top), ("qr", L.qr), ("norm", L.norm_top)):
         setattr(Tensor, name, fn)

@@ -5,7 +5,6 @@ Integer and bool sums accumulate in int64, as in PyTorch.
 """
 from __future__ import annotations
 
-import collections
 
 import numpy as np
 from numpy import ndarray
@@ -17,7 +16,7 @@ from .._prims import reduction as Rd
 from ._common import canonical_dim, check_tensor, convert, float_dtype_for, scalar_type_name
 from ._backward_names import backward_name
 
-values_indices = collections.namedtuple("return_types", ["values", "indices"])
+from .. import return_types as _rt
 
 
 def _axes(x, dim, fn):
@@ -149,16 +148,17 @@ def _extremum(arg_prim, red_prim, fn):
             _check_nonempty(input, None, fn)
             return _reduce(red_prim, input, None, False, fn)
         d = canonical_dim(dim, input.ndim)
+        result = getattr(_rt, fn)
         if input.ndim == 0:
-            return values_indices(input.clone(), _zeros_index(input))
+            return result(input.clone(), _zeros_index(input))
         if input.shape[d] == 0:
             raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
         idx = bind(arg_prim, input, axis=d)
         from .index import gather
         values = gather(input, d, idx.unsqueeze(d)).squeeze(d)
         if keepdim:
-            return values_indices(values.unsqueeze(d), idx.unsqueeze(d))
-        return values_indices(values, idx)
+            return result(values.unsqueeze(d), idx.unsqueeze(d))
+        return result(values, idx)
     op.__name__ = fn
     op.__doc__ = (f"Returns the {fn}imum of ``input``; with ``dim``, a namedtuple (values, "
                   f"indices) whose gradient flows to the selected element.")
@@ -205,7 +205,7 @@ argmin = _arg(Rd.argmin, "argmin")
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    return collections.namedtuple("aminmax", ["min", "max"])(
+    return _rt.aminmax(
         amin(input, dim if dim is not None else (), keepdim),
         amax(input, dim if dim is not None else (), keepdim))
 

@@ -1,17 +1,12 @@
 """Sorting ops: sort, argsort, msort, topk, kthvalue, median, all on the `sort` primitive."""
 from __future__ import annotations
 
-import collections
 
 from .._core.primitive import bind
 from .._prims.sorting import sort as sort_p
 from ._common import canonical_dim, check_tensor
 from ._backward_names import backward_name
-
-_sort_result = collections.namedtuple("sort", ["values", "indices"])
-_topk_result = collections.namedtuple("topk", ["values", "indices"])
-_kthvalue_result = collections.namedtuple("kthvalue", ["values", "indices"])
-_median_result = collections.namedtuple("median", ["values", "indices"])
+from .. import return_types as _rt
 
 
 def _sorted(input, dim, descending, fn):
@@ -30,7 +25,7 @@ def sort(input, dim=-1, descending=False, stable=False):
 
     The sort is always stable (ties keep their order), which ``stable=False`` permits.
     """
-    return _sort_result(*_sorted(input, dim, descending, "sort"))
+    return _rt.sort(*_sorted(input, dim, descending, "sort"))
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -52,9 +47,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError(f"selected index k out of range: k={k} for a dimension of size {n}")
     values, indices = _sorted(input, dim, largest, "topk")
     if input.ndim == 0:
-        return _topk_result(values, indices)
+        return _rt.topk(values, indices)
     d = canonical_dim(dim, input.ndim)
-    return _topk_result(values.narrow(d, 0, k), indices.narrow(d, 0, k))
+    return _rt.topk(values.narrow(d, 0, k), indices.narrow(d, 0, k))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -67,11 +62,11 @@ def kthvalue(input, k, dim=-1, keepdim=False):
                          f"k={k} but the size is {n}")
     values, indices = _sorted(input, dim, False, "kthvalue")
     if input.ndim == 0:
-        return _kthvalue_result(values, indices)
+        return _rt.kthvalue(values, indices)
     v, i = values.select(d, k - 1), indices.select(d, k - 1)
     if keepdim:
         v, i = v.unsqueeze(d), i.unsqueeze(d)
-    return _kthvalue_result(v, i)
+    return _rt.kthvalue(v, i)
 
 
 @backward_name(lambda input, dim=None, keepdim=False: "MedianBackward0" if dim is None else "MedianBackward1")
@@ -85,4 +80,4 @@ def median(input, dim=None, keepdim=False):
         return kthvalue(flat, (flat.numel() + 1) // 2, 0).values
     d = canonical_dim(dim, input.ndim) if input.ndim else 0
     n = input.shape[d] if input.ndim else 1
-    return _median_result(*kthvalue(input, (n + 1) // 2, dim, keepdim))
+    return _rt.median(*kthvalue(input, (n + 1) // 2, dim, keepdim))
