@@ -68,6 +68,7 @@ from ._ops._surface_reduce import *  # noqa: E402,F401,F403  (the everyday surfa
 from ._ops._surface_count import *  # noqa: E402,F401,F403  (the everyday surface: isin, gcd, counting)
 from ._ops._surface_signal import *  # noqa: E402,F401,F403  (the everyday surface: windows)
 from ._ops._surface_segment import *  # noqa: E402,F401,F403  (the everyday surface: mode, scatter_reduce)
+from ._ops._surface_spectral import *  # noqa: E402,F401,F403  (the everyday surface: stft, istft)
 from .nn._functional_surface import (prelu, rrelu, hardshrink, pixel_shuffle,  # noqa: E402,F401
                                       pixel_unshuffle)
 from ._threads import start_policy as _start_thread_policy  # noqa: E402
