@@ -89,10 +89,12 @@ class Node:
             if plan is None:
                 plan = _plan(prim, next_edges, len(out) if prim.multiple_results else 1, key)
             read, reads_out, dropped, drops_out = plan
-            if not read:
-                checked = []
+            if not read:   # a list only if the output is read (most nodes read nothing)
+                checked = [] if reads_out else None
             elif len(read) == 1:
                 checked = [saved[read[0]]]
+            elif len(read) == 2:   # matmul, mul, pow: no comprehension (a call in 3.11)
+                checked = [saved[read[0]], saved[read[1]]]
             else:
                 checked = [saved[i] for i in read]
             if reads_out:
