@@ -1,5 +1,6 @@
 """The one-pass C kernels of numtorch/_prims/_onepass.py: ``x.add_(y, alpha=a)`` (Note
-[One-pass add with alpha]) and select, behind ``where`` and ReLU (Note [Branch-free select]).
+[One-pass add with alpha]), select, behind ``where`` and ReLU (Note [Branch-free select]),
+and the transposed bias add of eager linear (Note [Rows before columns in linear]).
 
 Each kernel must give NumPy's result bit for bit (axpy: ``x + y * a``, the product rounded,
 then the sum; select: ``np.where``), so the references are NumPy expressions (and PyTorch,
@@ -354,3 +355,44 @@ def test_empty_arrays_are_left_to_numpy(select_calls, relu_calls, kernel_calls):
         y.sum().backward()
         assert y.shape == shape and w.grad.shape == shape
     assert select_calls == relu_calls == kernel_calls == []
+
+
+@needs_kernel
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(128, 64), (512, 128), (1, 1), (33, 65), (100, 1), (1, 77)])
+def test_transpose_add_gives_numpys_bits(shape, dtype):
+    # Note [Rows before columns in linear]: p.T + b, C-contiguous, tiles off the 32 grid
+    n, m = shape
+    p = _edge_values(dtype, n * m + 8, 11)[:n * m].reshape(n, m)   # (at least 8 values)
+    b = _edge_values(dtype, n + 8, 12)[:n]
+    out = _onepass.transpose_add(p, b)
+    assert out.shape == (m, n) and out.flags.c_contiguous
+    with np.errstate(all="ignore"):
+        ref = np.ascontiguousarray(p.T + b)
+    assert np.array_equal(_bits(out), _bits(ref))
+
+
+def test_transpose_add_declines_what_it_does_not_take():
+    p = np.ones((4, 3), np.float32)
+    for q, b in ((p, np.ones(4)),                                # another dtype
+                 (p.T.copy().T, np.ones(4, np.float32)),         # not C-contiguous
+                 (p, np.ones(3, np.float32)),                    # b's length is not p's rows
+                 (p, np.ones(8, np.float32)[::2]),               # b strided
+                 (np.ones((0, 3), np.float32), np.ones(0, np.float32)),   # empty
+                 (np.ones((2, 2, 2), np.float32), np.ones(2, np.float32)),
+                 (p.astype(np.int32), np.ones(4, np.int32))):
+        assert _onepass.transpose_add(q, b) is None
+
+
+def test_linear_without_the_kernel_gives_the_same_bits(monkeypatch):
+    # the fallback of Note [Rows before columns in linear]: NumPy's add and transposed copy
+    rng = np.random.default_rng(13)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((6, 40), (50, 40), (50,)))
+    F = torch.nn.functional
+    with_kernel = F.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b)).numpy()
+    monkeypatch.setattr(_onepass, "_tadds", {})
+    monkeypatch.setattr(_onepass, "_unavailable", [True])
+    without = F.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b)).numpy()
+    assert without.flags.c_contiguous
+    assert np.array_equal(_bits(with_kernel), _bits(without))
+    assert np.array_equal(_bits(without), _bits(x @ w.T + b))

@@ -7,6 +7,9 @@
   ``where`` on large operands (Note [Branch-free select], elementwise.py).
 - ``relu(x)`` and ``relu_grad(y, g)``: eager ReLU and its gradient, each one pass with no
   mask array (Note [ReLU's zero], _ops/math.py).
+- ``transpose_add(p, b)``: ``p.T + b`` into a fresh C-contiguous array, in tiles: eager
+  linear's bias add when its product ran the other way round (Note [Rows before columns
+  in linear], nn/_fused_linear.py).
 
 The kernels are small C functions built once by the compile backend's build cache
 (numtorch/_inductor/build.py); each function returns False or None, and writes nothing,
@@ -93,6 +96,20 @@ void nt_relu_grad_##S(T *restrict out, const T *restrict y, const T *restrict g,
 }
 NT_RELU(float, f32)
 NT_RELU(double, f64)
+/* out (m, n) = p (n, m) transposed, plus b[j] in out's column j, in 32 x 32 tiles so that
+   the rows of p a tile reads stay in cache (Note [Rows before columns in linear]) */
+#define NT_TADD(T, S)                                                                    \
+void nt_transpose_add_##S(T *restrict out, const T *restrict p, const T *restrict b,    \
+                          ptrdiff_t n, ptrdiff_t m) {                                   \
+    for (ptrdiff_t i0 = 0; i0 < m; i0 += 32)                                            \
+        for (ptrdiff_t j0 = 0; j0 < n; j0 += 32) {                                      \
+            ptrdiff_t i1 = i0 + 32 < m ? i0 + 32 : m, j1 = j0 + 32 < n ? j0 + 32 : n;   \
+            for (ptrdiff_t i = i0; i < i1; i++)                                         \
+                for (ptrdiff_t j = j0; j < j1; j++) out[i * n + j] = p[j * m + i] + b[j]; \
+        }                                                                               \
+}
+NT_TADD(float, f32)
+NT_TADD(double, f64)
 """
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -100,6 +117,7 @@ _BOOL = np.dtype(np.bool_)
 _kernels: dict = {}      # dtype -> axpy's ctypes function; {} until loaded
 _selects: dict = {}      # itemsize -> select's ctypes function; {} until loaded
 _relus: dict = {}        # dtype -> (ReLU's, its gradient's ctypes function); {} until loaded
+_tadds: dict = {}        # dtype -> transpose_add's ctypes function; {} until loaded
 _unavailable = []        # holds True once loading failed (no compiler, build error)
 _from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
 
@@ -128,6 +146,10 @@ def _load():
         fwd.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_ssize_t)
         grad.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_ssize_t,)
         _relus[dtype] = fwd, grad
+        fn = getattr(lib, "nt_transpose_add_" + name)
+        fn.restype = None
+        fn.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_ssize_t, ctypes.c_ssize_t)
+        _tadds[dtype] = fn
 
 
 def available() -> bool:
@@ -266,3 +288,25 @@ def _like(a):
     if a.flags.c_contiguous:
         return np.empty(a.shape, a.dtype)
     return np.ndarray(a.shape, a.dtype, np.empty(a.size, a.dtype), 0, a.strides)
+
+
+def transpose_add(p, b):
+    """``p.T + b`` as a fresh C-contiguous array, for a C-contiguous float32 or float64
+    ``p`` of shape (n, m), n, m > 0, and ``b`` of shape (n,) and ``p``'s dtype: the same
+    bits as NumPy's add, in one tiled pass (Note [Rows before columns in linear],
+    nn/_fused_linear.py); None where the kernel does not apply."""
+    dt = p.dtype
+    fn = _tadds.get(dt)
+    if fn is None:
+        if _tadds or _unavailable or not available():
+            return None
+        fn = _tadds.get(dt)
+        if fn is None:
+            return None
+    if p.ndim != 2 or not p.size or not p.flags.c_contiguous or b.__class__ is not np.ndarray \
+            or b.dtype is not dt or b.shape != (p.shape[0],) or not b.flags.c_contiguous:
+        return None
+    n, m = p.shape
+    out = np.empty((m, n), dt)
+    fn(_addressof(_from_buffer(out)), _address(p), _address(b), n, m)
+    return out

@@ -32,6 +32,7 @@ from .._core.primitive import STACK, Primitive, grad_mode
 from .._core.tensor import TENSOR_TYPES, wrap
 from .._prims import elementwise as E
 from .._prims import shape as _P
+from .._prims._onepass import transpose_add
 from .._prims.contraction import dot_general
 
 _CONTRACTING = ((1,), (1,))   # x (n, k) with W (m, k): x W^T
@@ -43,28 +44,31 @@ _BLAS_TYPES = (dtype(float32), dtype(float64))
 # operand whose contracted dim is contiguous costs more when it is BLAS's left operand
 # (Note [Rows before columns in a batched product], _prims/contraction.py). x W^T with
 # both x (m, k) and W (n, k) C-contiguous always has one such operand; computing W x^T
-# instead puts x there, the smaller one when m < n. Measured in one process, variants
-# interleaved, 100-150 rounds of 3-5 calls, load 4.5-5.3 (minimum and 10th percentile
-# per call, us, float32, product + bias):
-#     m, k, n          threads  x W^T then + b    W x^T, + b, copy
-#     64, 784, 128     1        175 / 176         160 / 161
-#     64, 784, 128     2        144 / 146         101 / 101
-#     128, 784, 512    2        771 / 825         620 / 724
-#     128, 512, 256    2        294 / 300         237 / 239
-# (the ensemble row's first layers, and the MLP step's two first layers; under load, so
-# the 2-thread gains are upper bounds: a quiet A/B of the earlier version on the whole MLP
-# step showed no change, 6eb64c9). So for m < n
-# the product runs as W x^T, (n, m); the bias is added there (a contiguous broadcast down
-# the columns) and the sum copied transposed into a fresh C-contiguous (m, n) array,
-# PyTorch's layout: 7 us at 64 x 128, against 9 us for adding the bias while reading the
-# transposed product. Bits: each element is the same dot product over k, and NumPy's
-# OpenBLAS gave the same bits both ways at all 2,880 shapes probed (m < n from 1 to 256,
-# k to 1000, n to 1024, float32 and float64, 1 and 2 threads) when x and W are
-# C-contiguous, but not always with x column-major (672 of 2,880 differed in the last
-# bits): so only C-contiguous operands take this order; the bias add is the same IEEE
-# add of the same two values (tests/nn/test_fused_linear.py compares the bits with the
-# composed path). An earlier version (reverted in 6eb64c9) added the bias while reading
-# the transposed product and also swapped column-major inputs.
+# instead puts x there, the smaller one when m < n. The product is then (n, m); PyTorch's
+# result is C-contiguous (m, n), so the bias add reads it transposed and writes a fresh
+# C-contiguous array, in 32 x 32 tiles (`transpose_add`, _prims/_onepass.py: 2.3, 7.2 and
+# 15 us at 64 x 128, 128 x 256 and 128 x 512, where NumPy's add reading the transpose
+# took 5.2, 57 and 100 us, and the old in-place add 2.5, 5.2 and 19). Measured in one
+# process, variants interleaved, 100 rounds of 3 calls, load 3.5-5.8 (minimum per call,
+# us, float32, product + bias; "NumPy copy" is this order with NumPy's add and a
+# transposed copy, the fallback where no C compiler works):
+#     m, k, n          threads  x W^T, + b   W x^T, NumPy copy   W x^T, tiled
+#     64, 784, 128     1        175          161                 159
+#     64, 784, 128     2        102          99                  98
+#     128, 784, 512    1        1163         1153                1072
+#     128, 784, 512    2        638          614                 601
+#     128, 512, 256    1        390          387                 372
+#     128, 512, 256    2        311          234                 242
+# (the ensemble row's first layers, and the MLP step's two first layers). The 2-thread
+# gains grow with the load (at load 4.5-5.3: 144 -> 101 us at 64 x 784 x 128) and shrink
+# toward quiet: a quiet A/B of an earlier version (NumPy's transposed add, 6eb64c9) on
+# the whole MLP step showed no change. Bits: each element is the same dot product over
+# k, and NumPy's OpenBLAS gave the same bits both ways at all 2,880 shapes probed (m < n
+# from 1 to 256, k to 1000, n to 1024, float32 and float64, 1 and 2 threads) when x and
+# W are C-contiguous, but not always with x column-major (672 of 2,880 differed in the
+# last bits): so only C-contiguous operands take this order. The bias add is the same
+# IEEE add of the same two values either way (tests/nn/test_fused_linear.py compares
+# the bits with the composed path; tests/test_onepass.py the kernel's with NumPy's).
 
 
 def fused_linear(input, weight, bias):
@@ -87,9 +91,11 @@ def fused_linear(input, weight, bias):
             and w.flags.c_contiguous):
         # Note [Rows before columns in linear]
         p = matmul(w, x.T)                       # (n, m), fresh
-        E.add.ufunc(p, b[:, None], out=p)
-        out = empty((m, n), x.dtype)
-        copyto(out, p.T)
+        out = transpose_add(p, b)
+        if out is None:                          # no C compiler
+            E.add.ufunc(p, b[:, None], out=p)
+            out = empty((m, n), x.dtype)
+            copyto(out, p.T)
     else:
         out = dot_general.impl(x, w, contracting=_CONTRACTING, batch=_NO_BATCH)
         if out.base is None and out.flags.writeable:   # the product's own fresh array
