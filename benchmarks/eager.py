@@ -71,6 +71,36 @@ _register_op("x.sin() (10)", "small op", SMALL, lambda x, y: x.sin(), lambda a, 
 _register_op("x.sum() (10)", "small op", SMALL, lambda x, y: x.sum())
 _register_op("x[0] (10)", "small op", SMALL, lambda x, y: x[0])
 
+
+# -- issue #13: everyday ops on small tensors not requiring grad, within 1.2x PyTorch ------
+# (Note [Eager fast path], Note [Eager views]). numtorch and torch only: NumPy and JAX
+# spell these differently, and the target is PyTorch's per-op overhead.
+
+def _register_small(name, n, op, make=None):
+    """A small-op row of issue #13; ``make(lib)`` builds the op's factory for ops that take
+    the module (``torch.cat``), else ``op(x, y)``."""
+    def factory(lib):
+        x, y = _tensors(lib, n)
+        m = module(lib)
+        return (lambda: make(m, x, y)) if make else (lambda: op(x, y))
+    add(name, "small op", target=("torch", 1.2),
+        numtorch=lambda: factory("numtorch"), torch=lambda: factory("torch"))
+
+
+_register_small("x.view(2, 5) (10)", SMALL, lambda x, y: x.view(2, 5))
+_register_small("x.reshape(-1, 2) (10)", SMALL, lambda x, y: x.reshape(-1, 2))
+_register_small("x.t() (2x5)", (2, 5), lambda x, y: x.t())
+_register_small("x.unsqueeze(0) (10)", SMALL, lambda x, y: x.unsqueeze(0))
+_register_small("cat([x, y]) (10)", SMALL, None, lambda m, x, y: m.cat([x, y]))
+_register_small("stack([x, y]) (10)", SMALL, None, lambda m, x, y: m.stack([x, y]))
+_register_small("x.clamp(-0.5, 0.5) (10)", SMALL, lambda x, y: x.clamp(-0.5, 0.5))
+_register_small("x.softmax(-1) (10)", SMALL, lambda x, y: x.softmax(-1))
+_register_small("x.sum(0) (2x5)", (2, 5), lambda x, y: x.sum(0))
+_register_small("x.max() (10)", SMALL, lambda x, y: x.max())
+_register_small("x.relu() (10)", SMALL, lambda x, y: x.relu())
+_register_small("x.sigmoid() (10)", SMALL, lambda x, y: x.sigmoid())
+_register_small("zeros(10)", SMALL, None, lambda m, x, y: m.zeros(10))
+
 # -- ops on large tensors vs NumPy --------------------------------------------------------
 _register_op("x + y (1e7)", "large op", LARGE, lambda x, y: x + y)
 add("x + y (1000x1000)", "large op", target=("torch", 1.0),

@@ -404,3 +404,265 @@ def test_inplace_write_to_a_broadcast_operand_is_caught(lib_name):
     for y in (y3.sum(), y4):
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.backward()
+
+
+# -- Note [Eager views], Note [Eager cat and stack], Note [Eager clamp], Note [Eager softmax] --
+
+def _no_binds(monkeypatch):
+    """Count the binds and view-arg checks that reach the primitives (the fast paths make none)."""
+    from numtorch._core import primitive as P
+    calls = []
+    real = P.eval_bind
+
+    def counting(prim, args, params):
+        calls.append(prim.name)
+        return real(prim, args, params)
+    monkeypatch.setattr(P, "eval_bind", counting)
+    return calls
+
+
+_VIEW_CASES = [
+    ("view", (12,), lambda t: t.view(2, 6)), ("view", (3, 4), lambda t: t.view(-1)),
+    ("view", (3, 4), lambda t: t.view((4, 3))), ("view", (3, 4), lambda t: t.view(torch.Size([2, 6]))),
+    ("reshape", (3, 4), lambda t: t.reshape(-1, 2)), ("reshape", (2, 3, 2), lambda t: t.reshape((6, 2))),
+    ("flatten", (2, 3, 2), lambda t: t.flatten()), ("flatten", (2, 3, 2), lambda t: t.flatten(1)),
+    ("flatten", (), lambda t: t.flatten()), ("flatten", (2, 0, 3), lambda t: t.flatten(0, 1)),
+    ("unsqueeze", (3, 4), lambda t: t.unsqueeze(-1)), ("unsqueeze", (), lambda t: t.unsqueeze(0)),
+    ("squeeze", (1, 3, 1), lambda t: t.squeeze()), ("squeeze", (1, 3, 1), lambda t: t.squeeze(-1)),
+    ("t", (3, 4), lambda t: t.t()), ("transpose", (2, 3, 4), lambda t: t.transpose(0, -1)),
+    ("permute", (2, 3, 4), lambda t: t.permute(2, 0, 1)), ("permute", (2, 3, 4), lambda t: t.permute((1, 2, 0))),
+    ("expand", (3, 1), lambda t: t.expand(2, 3, 4)), ("expand", (1,), lambda t: t.expand(5, -1)),
+    ("expand", (), lambda t: t.expand(2, 2)), ("unsqueeze", (0, 3), lambda t: t.unsqueeze(1)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("case", range(len(_VIEW_CASES)))
+def test_eager_views_match_the_general_path(case, dtype, monkeypatch):
+    name, shape, fn = _VIEW_CASES[case]
+    a = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+    x = torch.tensor(a)
+    general = fn(x)                        # a first call checks its arguments: the general path
+    binds = _no_binds(monkeypatch)
+    fast = fn(x)                           # the same call again: Note [Eager views]
+    # an empty reshape is no view (NumPy copies nothing): the general path, never cached
+    assert binds == ([] if general._base is not None else ["reshape"]), (name, binds)
+    ref = vmap(fn)(torch.tensor(a[None]))[0]   # under a transform: primitives only
+    for out in (general, fast):
+        assert out.shape == ref.shape and out._data.strides == general._data.strides
+        _same(out, ref.numpy())
+        assert out._base is general._base
+        if out._base is not None:
+            assert out._base is x and out._version_counter is x._version_counter
+            assert np.shares_memory(out._data, x._data) or out.numel() == 0
+    if general._base is None:
+        return
+    # the view function replays the view on a new base (in-place ops under transforms)
+    _same(fast._view_fn(torch.tensor(a + 1)), fn(torch.tensor(a + 1)).numpy())
+    if fast.numel() and name != "expand":
+        before = x._version
+        fast.add_(1)                       # writes through, counted on the base
+        assert x._version == before + 1 and general._version == x._version
+        assert np.array_equal(x.numpy(), a + 1)
+    monkeypatch.undo()
+    v = fn(torch.tensor(a))._base          # a view of a view keeps the root base
+    assert fn(v.view(v.shape)) is not None
+
+
+def test_eager_views_of_views_and_layouts():
+    base = torch.arange(24.0)
+    x = base.view(4, 6)
+    for _ in range(2):
+        y = x.t().reshape(-1)                   # a transpose's reshape copies: no view
+        assert y._base is None and not np.shares_memory(y._data, x._data)
+        z = x.view(2, 12).unsqueeze(0)
+        assert z._base is base and z._version_counter is base._version_counter
+        _same(z._view_fn(torch.arange(24.0) * 2), (np.arange(24.0, dtype=np.float32) * 2).reshape(1, 2, 12))
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        x.t().view(-1)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        x.t().view(-1)                          # not cached: the same error again
+    assert x.view(4, 6) is x and x.reshape(4, 6) is x   # as the general path: the input itself
+
+
+@pytest.mark.parametrize("call", [lambda t: t.view(5, 5), lambda t: t.view(-1, -1), lambda t: t.reshape(7),
+                                  lambda t: t.unsqueeze(3), lambda t: t.transpose(0, 2),
+                                  lambda t: t.permute(0, 0), lambda t: t.permute(1), lambda t: t.t().t().t()[0].t(),
+                                  lambda t: t.expand(3), lambda t: t.expand(2, 3), lambda t: t.flatten(1, 0),
+                                  lambda t: t.squeeze(2), lambda t: t.view(True, 12), lambda t: t.split(0),
+                                  lambda t: t.chunk(0), lambda t: t.split(2, 2), lambda t: t.view(np.int64(3), 4)])
+def test_eager_views_raise_as_before(call):
+    x = torch.arange(12.0).view(3, 4)
+    outcomes = []
+    for _ in range(2):   # the second call would take a cached fast path if any
+        try:
+            out = call(x)
+            outcomes.append(("ok", tuple(out.shape) if isinstance(out, torch.Tensor) else len(out)))
+        except Exception as e:   # noqa: BLE001 -- comparing the errors themselves
+            outcomes.append((type(e), str(e)))
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("shape,size,dim", [((10,), 5, 0), ((10,), 3, 0), ((3, 4), 2, 1), ((3, 4), 4, 1),
+                                            ((3, 4), 10, -1), ((0, 4), 2, 0), ((2, 5, 3), 2, -2)])
+def test_eager_split_and_chunk_match_the_general_path(shape, size, dim, monkeypatch):
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    x = torch.tensor(a)
+    for fn in (lambda t: t.split(size, dim), lambda t: torch.chunk(t, size, dim)):
+        w = torch.tensor(a, requires_grad=True)
+        general = fn(w)                  # recorded: the general path
+        binds = _no_binds(monkeypatch)
+        fast = fn(x)
+        assert binds == []
+        monkeypatch.undo()
+        assert len(fast) == len(general)
+        for f, g in zip(fast, general):
+            _same(f, g.detach().numpy())
+            assert f._data.strides == g._data.strides
+            assert f is x or (f._base is x and f._version_counter is x._version_counter)
+            if f is not x:
+                _same(f._view_fn(torch.tensor(a * 2)), (g * 2).detach().numpy())
+    if x.numel():
+        piece = x.split(size, dim)[-1]
+        piece.zero_()
+        assert x._version == piece._version and (x.numpy() == 0).any()
+
+
+_CAT_CASES = [
+    (lambda m, ts: m.cat(ts), [(3,), (4,)], np.float32), (lambda m, ts: m.cat(ts, 1), [(2, 3), (2, 1)], np.int64),
+    (lambda m, ts: m.cat(ts, -2), [(2, 3), (0, 3), (1, 3)], np.float64), (lambda m, ts: m.cat(ts), [(5,)], np.float32),
+    (lambda m, ts: m.stack(ts), [(3,), (3,)], np.float32), (lambda m, ts: m.stack(ts, 1), [(2, 3)] * 3, np.int32),
+    (lambda m, ts: m.stack(ts, -1), [(2, 3)] * 2, np.uint8), (lambda m, ts: m.stack(ts), [(), ()], np.float32),
+    (lambda m, ts: m.stack(ts, 2), [(4, 0)] * 2, np.float32), (lambda m, ts: m.cat(ts), [(0,), (3,)], np.float32),
+    (lambda m, ts: m.cat(ts), [(0,), (2, 3)], np.float32), (lambda m, ts: m.stack(tuple(ts)), [(1,)] * 4, np.bool_),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_CAT_CASES)))
+def test_eager_cat_and_stack_match_the_general_path_and_pytorch(case):
+    fn, shapes, dtype = _CAT_CASES[case]
+    arrays = [np.arange(int(np.prod(s)), dtype=np.float64).reshape(s).astype(dtype) + i for i, s in enumerate(shapes)]
+    fast = fn(torch, [torch.tensor(a) for a in arrays])
+    # the general path: operands that require grad are recorded (float), or under vmap
+    if dtype in (np.float32, np.float64):
+        general = fn(torch, [torch.tensor(a, requires_grad=True) for a in arrays]).detach()
+    else:   # under vmap, with operands batched by adding a batched zero
+        zero = torch.zeros(1, dtype=torch.from_numpy(arrays[0]).dtype)
+        general = vmap(lambda z: fn(torch, [torch.tensor(a) + z if dtype != np.bool_ else
+                                            torch.tensor(a) | z for a in arrays]))(zero)[0]
+    _same(fast, general.numpy())
+    pt = pytest.importorskip("torch")
+    _same(fast, fn(pt, [pt.tensor(a) for a in arrays]).numpy())
+    assert fast._base is None and not any(np.shares_memory(fast._data, a) for a in arrays)
+
+
+def test_eager_cat_and_stack_errors_and_promotion_unchanged():
+    a, b = torch.ones(2, 3), torch.ones(2, 4)
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0"):
+        torch.cat([a, b])
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        torch.stack([a, b])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.cat([a, a], 2)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.stack([a, a], 3)
+    with pytest.raises(RuntimeError, match="zero-dimensional tensor"):
+        torch.cat([torch.tensor(1.0), torch.tensor(2.0)])
+    with pytest.raises(TypeError, match="expected Tensor as element 1"):
+        torch.cat([a, 1.0])
+    with pytest.raises(RuntimeError, match="expected a non-empty list"):
+        torch.stack([])
+    mixed = torch.cat([torch.ones(2, dtype=torch.int32), torch.ones(2, dtype=torch.float64)])
+    assert mixed.dtype == torch.float64   # promotion: the general path
+    w = torch.ones(2, requires_grad=True)
+    assert torch.stack([w, w]).grad_fn.name() == "StackBackward0"
+
+
+def _nan_equal(got, ref):
+    """Bits equal, except that a NaN may differ in sign (Note [Eager clamp])."""
+    got = got.detach().numpy() if isinstance(got, torch.Tensor) else got
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    nan = np.isnan(ref) if ref.dtype.kind == "f" else np.zeros(ref.shape, bool)
+    assert np.array_equal(np.isnan(got) if got.dtype.kind == "f" else nan, nan)
+    assert np.array_equal(_bits(np.where(nan, 0, got).astype(ref.dtype)), _bits(np.where(nan, 0, ref).astype(ref.dtype)))
+
+
+_CLAMP_BOUNDS = [(0, 3), (0.0, None), (-0.0, None), (None, 0.0), (None, -0.0), (0.5, 2.5), (3, 0),
+                 (float("nan"), 1), (None, float("nan")), (1, None), (None, 2), (0, 2.5), (-0.0, 0.0),
+                 (0.0, -0.0), (-1000, 1000), (float("-inf"), float("inf"))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.int32, np.uint8, np.int8])
+@pytest.mark.parametrize("shape", [(), (0,), (9,), (40, 3)])
+def test_eager_clamp_matches_the_general_path_and_pytorch(dtype, shape, monkeypatch):
+    pt = pytest.importorskip("torch")
+    vals = np.array([-0.0, 0.0, np.nan, -np.inf, np.inf, 1.5, -2.5, 3.0, 0.5, -7.0])
+    flat = np.random.default_rng(3).choice(vals, int(np.prod(shape)))
+    a = (flat if np.dtype(dtype).kind == "f" else np.nan_to_num(flat, posinf=9, neginf=-9)).astype(dtype).reshape(shape)
+    if np.dtype(dtype).kind == "f" and a.size:
+        a.flat[0] = -np.nan   # PyTorch keeps the input's NaN, sign included
+    for lo, hi in _CLAMP_BOUNDS:
+        binds = _no_binds(monkeypatch)
+        fast = torch.tensor(a).clamp(lo, hi)
+        assert binds == []
+        monkeypatch.undo()
+        general = vmap(lambda t: t.clamp(lo, hi))(torch.tensor(a[None]))[0]
+        _nan_equal(fast, general.numpy())
+        if not (np.dtype(dtype).kind in "iu" and lo == -1000 and np.iinfo(dtype).bits < 16):
+            # NaN signs included, except float16's (PyTorch computes it in float32)
+            same = _same if dtype != np.float16 else _nan_equal
+            same(fast, pt.tensor(a).clamp(lo, hi).numpy())
+            if lo is not None:
+                same(torch.clamp_min(torch.tensor(a), lo), pt.clamp_min(pt.tensor(a), lo).numpy())
+
+
+def test_eager_clamp_leaves_other_calls_to_the_general_path():
+    x = torch.tensor([1.0, -2.0, 3.0])
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        x.clamp()
+    _same(x.clamp(torch.tensor(0.0), torch.tensor([1.0, 1.0, 2.0])), np.array([1.0, 0.0, 2.0], np.float32))
+    assert torch.tensor([True, False]).clamp(0, 1).dtype == torch.int64   # as before: promotion
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    out = w.clamp(0, 1)
+    assert out.grad_fn.name() == "ClampBackward1"
+    out.sum().backward()
+    _same(w.grad, np.array([1.0, 0.0], np.float32))   # a tie with a bound: the input's, as in PyTorch
+    y = torch.tensor([1, 5, 9])
+    y.clamp_(2, 6)
+    _same(y, np.array([2, 5, 6], np.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [(10,), (3, 4), (2, 3, 5), (1,), (4, 1)])
+def test_eager_softmax_matches_the_general_path(dtype, shape, monkeypatch):
+    a = (np.random.default_rng(4).standard_normal(shape) * 5).astype(dtype)
+    if a.size > 3:
+        a.flat[:3] = [np.inf, -np.inf, np.nan]
+    for dim in range(-len(shape), len(shape)):
+        binds = _no_binds(monkeypatch)
+        fast = torch.tensor(a).softmax(dim)
+        assert binds == []
+        monkeypatch.undo()
+        _same(fast, vmap(lambda t: torch.softmax(t, dim))(torch.tensor(a[None]))[0].numpy())
+        _same(torch.nn.functional.softmax(torch.tensor(a), dim), fast.numpy())
+    pt = pytest.importorskip("torch")
+    if dtype != np.float16:
+        b = np.random.default_rng(5).standard_normal(shape).astype(dtype)
+        np.testing.assert_allclose(torch.tensor(b).softmax(-1).numpy(), pt.tensor(b).softmax(-1).numpy(),
+                                   rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
+def test_eager_softmax_leaves_other_calls_to_the_general_path():
+    x = torch.tensor([[1.0, 2.0], [3.0, 5.0]])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.softmax(2)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        x.softmax()
+    got = x.softmax(1, dtype=torch.float64)
+    assert got.dtype == torch.float64
+    np.testing.assert_allclose(got.numpy(), np.exp([[1.0, 2.0], [3.0, 5.0]]) /
+                               np.exp([[1.0, 2.0], [3.0, 5.0]]).sum(1, keepdims=True), rtol=1e-15)
+    assert torch.empty(0, 3).softmax(0).shape == (0, 3)
+    _same(torch.tensor(2.0).softmax(0), np.float32(1.0).reshape(()))
+    w = x.clone().requires_grad_()
+    assert w.softmax(1).grad_fn.name() == "SoftmaxBackward0"

@@ -245,6 +245,26 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
 # range wraps in `number_array`, and the ops whose kernels lack a dtype (fmod, remainder,
 # floor division and atan2 of complex) raise PyTorch's error before they get here.
 
+# Ops of one tensor (views, cat and stack, clamp, softmax, reductions) take the same
+# shortcut through `eager_array`: for a tensor whose op autograd would not record and with
+# no transform active (the interpreter stack empty, so nothing can claim the call), the op
+# computes what its primitives' impls would compute from the arrays, and wraps the result
+# as `bind` would (a view as `_as_view` does: Note [Eager views], shape.py). Arguments are
+# checked first, by looking, or the shortcut is taken only for arguments the general path
+# validated before; anything else takes the general path, with its errors. Each shortcut
+# says where it is taken; tests/test_eager_fast_paths.py compares each with the general
+# path (a transform's, or the primitives' NumPy expression), bit for bit.
+
+def eager_array(x):
+    """``x``'s NumPy array where an op may take the eager fast path on it (Note [Eager fast
+    path]): an eager tensor whose op autograd would not record, no transform active; else None."""
+    if x.__class__ in TENSOR_TYPES and not STACK:
+        d = x._data
+        if d.__class__ is ndarray and not (x._requires_grad and grad_mode[0]):
+            return d
+    return None
+
+
 _PROMOTE_CACHE: dict = {}
 
 

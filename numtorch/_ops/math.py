@@ -18,9 +18,9 @@ from .._core.tensor import TENSOR_TYPES, Tensor, wrap_array
 from .._prims import _onepass, elementwise as E
 from .._prims import shape as S
 from ._common import (_PROMOTE_CACHE, _promotion_key, broadcast_shapes, broadcast_to,
-                      check_tensor, convert, elementwise_binary, elementwise_operands,
-                      float_dtype_for, is_scalar, match_device, result_type, scalar_type_name,
-                      to_tensor, unary_float)
+                      check_tensor, convert, eager_array, elementwise_binary,
+                      elementwise_operands, float_dtype_for, is_scalar, match_device,
+                      number_array, result_type, scalar_type_name, to_tensor, unary_float)
 from ._backward_names import backward_name
 
 
@@ -419,9 +419,65 @@ def _clamp_name(input, min=None, max=None):
     return "ClampBackward0" if isinstance(min, Tensor) or isinstance(max, Tensor) else "ClampBackward1"
 
 
-@backward_name(_clamp_name)
 def clamp(input, min=None, max=None):
     """Clamps all elements of ``input`` into the range [min, max]."""
+    d = eager_array(input)
+    if d is not None and d.dtype.kind in "fiu" and min.__class__ in _BOUNDS and \
+            max.__class__ in _BOUNDS and (min is not None or max is not None):
+        # Note [Eager clamp]
+        key = ("clamp", d.dtype, d.ndim == 0, min.__class__, max.__class__, _dt._default[0])
+        dt = _PROMOTE_CACHE.get(key)
+        if dt is None:
+            dt = _PROMOTE_CACHE[key] = _clamp_dtype(d, min, max)
+        if dt is not None:
+            lo = number_array(min, dt) if min is not None else _LIMITS[dt][0]
+            hi = number_array(max, dt) if max is not None else _LIMITS[dt][1]
+            return wrap_array(_clip(d if d.dtype is dt else d.astype(dt), lo, hi))
+    return _clamp(input, min, max)
+
+
+# Note [Eager clamp]
+# PyTorch's clamp(x, min, max) with Python numbers is min(max(x, min), max) in one pass: a
+# NaN in x or in a bound gives NaN, min > max gives max, and a tie keeps x (-0.0 stays
+# -0.0 at min=0.0). NumPy's `clip` ufunc is that, bit for bit, for every size and layout
+# (`np.maximum`/`np.minimum` are not: their SIMD loops and scalar loop break signed-zero
+# ties differently). So a tensor the eager fast path takes (`eager_array`), of a
+# floating or integer dtype NumPy has, clamped by numbers, is one `clip` in the dtype the
+# general path's promotion gives (`_clamp_dtype`, cached), with a missing bound at the
+# dtype's extreme (±inf: a tie there keeps the same bits). The general path binds two
+# selects and a NaN fix per bound (Note [Clamp's gradient and NaN]); it makes a fresh NaN
+# where the fast path, as PyTorch, keeps the input's (its sign bit): the one difference,
+# NaN for NaN. Bounds out of an integer dtype's range wrap (`number_array`), as the
+# general path's do (PyTorch raises there).
+
+_BOUNDS = (int, float, type(None))
+_clip = np._core.umath.clip
+
+
+def _clamp_dtype(d, min, max):
+    """The NumPy dtype the general path clamps ``d`` in (each bound promotes in turn), or
+    None where NumPy has no such dtype (Note [Eager clamp])."""
+    dt = _dt.from_numpy(d.dtype)
+    for bound in (min, max):
+        if bound is not None:
+            dt = result_type(np.zeros((0,) * d.ndim, dt.np), bound)
+    dt = dt.np
+    if dt not in _LIMITS:
+        if dt in (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)):
+            _LIMITS[dt] = (np.asarray(-np.inf, dt), np.asarray(np.inf, dt))
+        elif dt.kind in "iu":
+            info = np.iinfo(dt)
+            _LIMITS[dt] = (np.asarray(info.min, dt), np.asarray(info.max, dt))
+        else:
+            return None
+    return dt
+
+
+_LIMITS: dict = {}   # NumPy dtype -> its lowest and highest value, as 0-d arrays
+
+
+@backward_name(_clamp_name)
+def _clamp(input, min=None, max=None):
     check_tensor(input, "input", "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")

@@ -13,7 +13,9 @@ from .._core import dtypes as _dt
 from .._core.primitive import bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Tensor, wrap_array
 from .._prims import reduction as Rd
-from ._common import canonical_dim, check_tensor, convert, float_dtype_for, scalar_type_name
+from .._prims import elementwise as E
+from ._common import (canonical_dim, check_tensor, convert, eager_array, float_dtype_for,
+                      scalar_type_name)
 from ._backward_names import backward_name
 
 from .. import return_types as _rt
@@ -266,13 +268,33 @@ def logsumexp(input, dim, keepdim=False):
     return out if keepdim else out.squeeze(_axes(input, dim, "logsumexp"))
 
 
-@backward_name("SoftmaxBackward0")
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Softmax over ``dim``: exp(x) / sum(exp(x))."""
+    d = eager_array(input)
+    if d is not None and dtype is None and dim.__class__ is int and d.dtype.kind == "f" and \
+            d.size and -len(d.shape) <= dim < len(d.shape):
+        # Note [Eager softmax]: the general path's five primitives on the arrays
+        m = np.maximum.reduce(d, axis=dim, keepdims=True)
+        e = E.exp.impl(E.sub.impl(d, m))
+        return wrap_array(E.div.impl(e, np.add.reduce(e, axis=dim, keepdims=True)))
+    return _softmax(input, dim, dtype)
+
+
+# Note [Eager softmax]
+# softmax of a floating tensor the eager fast path takes (`eager_array`) over an int dim
+# in range is what the general path's primitives compute, applied to the array directly:
+# reduce_max over the dim (kept as size 1, which `keepdims` does in the same reduction:
+# the same values), sub, exp, reduce_sum, div, each by its primitive's impl or ufunc.
+# Other inputs (a dtype to convert to, an implicit dim, an integer or empty tensor, a 0-d
+# one) take the general path.
+
+
+@backward_name("SoftmaxBackward0")
+def _softmax(input, dim=None, dtype=None):
     from .math import exp
     if dtype is not None:
         input = convert(input, _dt.to_dtype(dtype))
-    dim = _implicit_dim(input, dim, "softmax")
+    dim = _implicit_dim(input, dim, "softmax", 5)   # the warning names softmax's caller
     # The shift by the max is for stability only; an empty input has none (and no max).
     e = exp(input - amax(input, dim, keepdim=True).detach() if input.numel() else input)
     return e / sum(e, dim, keepdim=True)
@@ -287,11 +309,11 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     return input - logsumexp(input, dim, keepdim=True)
 
 
-def _implicit_dim(x, dim, fn):
+def _implicit_dim(x, dim, fn, stacklevel=4):
     if dim is None:
         import warnings
         warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call "
-                      "to include dim=X as an argument.", UserWarning, stacklevel=4)
+                      "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
         return 0 if x.ndim in (0, 1, 3) else 1
     return dim
 

@@ -18,12 +18,12 @@ from numpy import ndarray
 from .._core import dtypes as _dt
 from .._core import primitive as _prim
 from .._core.primitive import Primitive, bind
-from .._core.tensor import Tensor, wrap, wrap_sharing
+from .._core.tensor import Size, Tensor, wrap, wrap_sharing
 from .._core.symbolic import Sym, as_size, same_shape
 from .._prims import shape as S
 from .._prims._lower import movement
 from ._common import (broadcast_shapes, broadcast_to as _broadcast_to, canonical_dim,
-                      check_tensor, convert, result_type)
+                      check_tensor, convert, eager_array, result_type)
 from ._backward_names import backward_name
 
 
@@ -36,6 +36,66 @@ def _as_view(out: Tensor, base: Tensor, fn) -> Tensor:
     out._version_counter = base._version_counter
     out._view_fn = fn if parent_fn is None else (lambda b: fn(parent_fn(b)))
     return out
+
+
+# Note [Eager views]
+# A view op on a tensor the eager fast path takes (`eager_array`, Note [Eager fast path],
+# _common.py) makes what its general path makes without checking its arguments again and
+# without a bind: the general path, having checked them, caches the NumPy-level params it
+# bound (a new shape, a permutation, a broadcast) per (op, input shape, arguments) in
+# `_VIEWS` (`_remember_view`); the next call with the same key applies the primitive's
+# impl to the array directly and wraps the result as `_as_view` wraps a bind's: the root
+# base, the shared version counter, and the same view function. Keys hold Python ints
+# only, so a bool, a NumPy integer, a list or a symbolic size takes the general path, with
+# its checks and errors. Not cached: calls that return the input itself (a reshape to its
+# own shape), and reshapes that copied; a cached reshape is taken only for C-contiguous
+# memory, where NumPy's reshape is always a view (other layouts: the general path decides).
+# split and chunk slice directly (`_eager_slice`), after the same checks as narrow's.
+
+_VIEWS: dict = {}                 # (op, input shape, int args) -> (kind, params)
+_RESHAPE, _TRANSPOSE, _EXPAND = "reshape", "transpose", "expand"
+_SHAPE_ARGS = (tuple, Size)       # view((2, 5)) is view(2, 5)
+
+
+def _eager_view(op, input, args, packed=False):
+    """The view ``op(input, *args)`` made directly (Note [Eager views]), or None; ``packed``:
+    the op takes its sizes or dims packed in one tuple too."""
+    d = eager_array(input)
+    if d is None:
+        return None
+    if packed and len(args) == 1 and args[0].__class__ in _SHAPE_ARGS:
+        args = args[0]
+    for a in args:
+        if a.__class__ is not int:
+            return None
+    entry = _VIEWS.get((op, d.shape, args))
+    if entry is None:
+        return None
+    kind, p = entry
+    if kind is _RESHAPE:
+        if not d.flags.c_contiguous:
+            return None
+        out, fn = d.reshape(p), lambda b: _reshape(b, p)
+    elif kind is _TRANSPOSE:
+        out, fn = d.transpose(p), lambda b: _transpose(b, p)
+    else:
+        out = S.broadcast_in_dim.impl(d, shape=p[0], broadcast_dimensions=p[1])
+        fn = lambda b: _broadcast_to(b, p[0])   # noqa: E731
+    return _as_view(wrap_sharing(out, input._version_counter), input, fn)
+
+
+def _remember_view(op, input, args, out, kind, p, packed=False):
+    """Cache the params the general path of ``op`` bound for ``args`` (Note [Eager views])."""
+    d = input._data
+    if out is input or d.__class__ is not ndarray or out._data.__class__ is not ndarray or (
+            kind is _RESHAPE and out._base is None) or len(_VIEWS) >= 4096:
+        return
+    if packed and len(args) == 1 and args[0].__class__ in _SHAPE_ARGS:
+        args = args[0]
+    for a in args:
+        if a.__class__ is not int:
+            return
+    _VIEWS[(op, d.shape, tuple(args))] = (kind, p)
 
 
 def _infer_shape(shape, numel):
@@ -72,19 +132,29 @@ def _reshape(x, shape):
 
 def reshape(input, *shape):
     """Returns a tensor with the same data and number of elements as ``input`` in ``shape``."""
+    out = _eager_view("reshape", input, shape, True)   # Note [Eager views]
+    if out is not None:
+        return out
+    args = shape
     shape = _infer_shape(_shape_args(shape), input.numel())
     out = _reshape(input, shape)
     d, base = out._data, input._data
     if d.__class__ is ndarray and base.__class__ is ndarray and not np.may_share_memory(d, base):
         return out  # NumPy had to copy: not a view, as in PyTorch
-    return _as_view(out, input, lambda b: _reshape(b, shape))
+    out = _as_view(out, input, lambda b: _reshape(b, shape))
+    _remember_view("reshape", input, args, out, _RESHAPE, shape, True)
+    return out
 
 
 def view(input, *shape):
     """A view of ``input`` with a new shape; fails if the memory layout does not allow it."""
+    out = _eager_view("view", input, shape, True)   # Note [Eager views]
+    if out is not None:
+        return out
     if len(shape) == 1 and isinstance(shape[0], (_dt.dtype, type)) or (
             len(shape) == 1 and isinstance(shape[0], str)):
         return _view_dtype(input, shape[0])
+    args = shape
     shape = _infer_shape(_shape_args(shape), input.numel())
     d = input._data
     if d.__class__ is ndarray and d.shape != shape:
@@ -96,7 +166,9 @@ def view(input, *shape):
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             ) from None
-    return _as_view(_reshape(input, shape), input, lambda b: _reshape(b, shape))
+    out = _as_view(_reshape(input, shape), input, lambda b: _reshape(b, shape))
+    _remember_view("view", input, args, out, _RESHAPE, shape, True)
+    return out
 
 
 def _view_dtype(input, dtype):
@@ -114,14 +186,21 @@ def reshape_as(input, other):
 
 def flatten(input, start_dim=0, end_dim=-1):
     """Flattens dims ``start_dim`` through ``end_dim`` into one."""
+    out = _eager_view("flatten", input, (start_dim, end_dim))   # Note [Eager views]
+    if out is not None:
+        return out
     nd = input.ndim
     if nd == 0:
-        return reshape(input, (1,))
-    s, e = canonical_dim(start_dim, nd), canonical_dim(end_dim, nd)
-    if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = tuple(input.shape)
-    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+        shape = (1,)
+    else:
+        s, e = canonical_dim(start_dim, nd), canonical_dim(end_dim, nd)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        shape = tuple(input.shape)
+        shape = shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:]
+    out = reshape(input, shape)
+    _remember_view("flatten", input, (start_dim, end_dim), out, _RESHAPE, shape)
+    return out
 
 
 def ravel(input):
@@ -141,10 +220,21 @@ def unflatten(input, dim, sizes):
     return view(input, shape[:d] + tuple(sizes) + shape[d + 1:])
 
 
-@backward_name(lambda input, dim=None: "SqueezeBackward0" if dim is None else
-               "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1")
 def squeeze(input, dim=None):
     """Removes dims of size 1 (all of them, or those in ``dim``)."""
+    op = "squeeze" if dim is None else "squeeze_dims"
+    out = _eager_view(op, input, () if dim is None else (dim,))   # Note [Eager views]
+    if out is not None:
+        return out
+    out = _squeeze(input, dim)
+    if out._data.__class__ is ndarray:
+        _remember_view(op, input, () if dim is None else (dim,), out, _RESHAPE, out._data.shape)
+    return out
+
+
+@backward_name(lambda input, dim=None: "SqueezeBackward0" if dim is None else
+               "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1")
+def _squeeze(input, dim=None):
     shape = tuple(input.shape)
     if dim is None:
         dims = {i for i, s in enumerate(shape) if s == 1}
@@ -155,9 +245,19 @@ def squeeze(input, dim=None):
     return _as_view(_reshape(input, new), input, lambda b: _reshape(b, new))
 
 
-@backward_name("UnsqueezeBackward0")
 def unsqueeze(input, dim):
     """Inserts a dimension of size 1 at ``dim``."""
+    out = _eager_view("unsqueeze", input, (dim,))   # Note [Eager views]
+    if out is not None:
+        return out
+    out = _unsqueeze(input, dim)
+    if out._data.__class__ is ndarray:
+        _remember_view("unsqueeze", input, (dim,), out, _RESHAPE, out._data.shape)
+    return out
+
+
+@backward_name("UnsqueezeBackward0")
+def _unsqueeze(input, dim):
     shape = tuple(input.shape)
     d = canonical_dim(dim, len(shape) + 1)
     new = shape[:d] + (1,) + shape[d:]
@@ -170,14 +270,24 @@ def _transpose(x, perm):
     return bind(S.transpose, x, permutation=perm)
 
 
-@backward_name("PermuteBackward0")
 def permute(input, *dims):
     """Returns a view of ``input`` with its dimensions permuted."""
+    out = _eager_view("permute", input, dims, True)   # Note [Eager views]
+    if out is not None:
+        return out
+    out, perm = _permute(input, *dims)
+    _remember_view("permute", input, dims, out, _TRANSPOSE, perm, True)
+    return out
+
+
+@backward_name("PermuteBackward0")
+def _permute(input, *dims):
+    """(`permute`'s view, the permutation)."""
     dims = _shape_args(dims)
     nd = input.ndim
     perm = _PERMS.get((dims, nd))   # validated before (`.T` of every Linear weight)
     if perm is not None:
-        return _as_view(_transpose(input, perm), input, lambda b: _transpose(b, perm))
+        return _as_view(_transpose(input, perm), input, lambda b: _transpose(b, perm)), perm
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
@@ -187,7 +297,7 @@ def permute(input, *dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     if all(d.__class__ is int for d in dims):
         _PERMS[(dims, nd)] = perm
-    return _as_view(_transpose(input, perm), input, lambda b: _transpose(b, perm))
+    return _as_view(_transpose(input, perm), input, lambda b: _transpose(b, perm)), perm
 
 
 _PERMS: dict = {}
@@ -247,27 +357,46 @@ def _reversed_dims(input):
 _REVERSED: dict = {}   # ndim -> its reversed dims (`.T` of every Linear weight)
 
 
-@backward_name("TransposeBackward0")
 def transpose(input, dim0, dim1):
     """Returns a view with dimensions ``dim0`` and ``dim1`` swapped."""
+    out = _eager_view("transpose", input, (dim0, dim1))   # Note [Eager views]
+    if out is not None:
+        return out
+    out, perm = _transpose_dims(input, dim0, dim1)
+    _remember_view("transpose", input, (dim0, dim1), out, _TRANSPOSE, perm)
+    return out
+
+
+@backward_name("TransposeBackward0")
+def _transpose_dims(input, dim0, dim1):
+    """(`transpose`'s view, the permutation)."""
     nd = input.ndim
     a, b = canonical_dim(dim0, nd), canonical_dim(dim1, nd)
     if nd == 0:
-        return input
+        return input, ()
     perm = list(range(nd))
     perm[a], perm[b] = perm[b], perm[a]
-    return permute(input, perm)
+    return _permute(input, perm)
 
 
 swapaxes = swapdims = transpose
 
 
-@backward_name("TBackward0")
 def t(input):
     """Transposes a tensor of at most 2 dimensions."""
+    out = _eager_view("t", input, ())   # Note [Eager views]
+    if out is not None:
+        return out
+    out = _t(input)
+    _remember_view("t", input, (), out, _TRANSPOSE, (1, 0))
+    return out
+
+
+@backward_name("TBackward0")
+def _t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return transpose(input, 0, 1) if input.ndim == 2 else input
+    return _transpose_dims(input, 0, 1)[0] if input.ndim == 2 else input
 
 
 def adjoint(input):
@@ -296,6 +425,10 @@ moveaxis = movedim
 
 def expand(input, *sizes):
     """Returns a view with singleton dimensions expanded to ``sizes`` (-1 keeps a size)."""
+    out = _eager_view("expand", input, sizes, True)   # Note [Eager views]
+    if out is not None:
+        return out
+    args = sizes
     sizes = _shape_args(sizes)
     shape = tuple(input.shape)
     if len(sizes) < len(shape):
@@ -304,7 +437,11 @@ def expand(input, *sizes):
                            f"the number of dimensions in the tensor ({len(shape)})")
     off = len(sizes) - len(shape)
     target = tuple(shape[i - off] if s == -1 and i >= off else s for i, s in enumerate(sizes))
-    return _as_view(_broadcast_to(input, target), input, lambda b: _broadcast_to(b, target))
+    out = _as_view(_broadcast_to(input, target), input, lambda b: _broadcast_to(b, target))
+    nd = len(target)
+    _remember_view("expand", input, args, out, _EXPAND,
+                   (target, tuple(range(nd - len(shape), nd))), True)
+    return out
 
 
 def expand_as(input, other):
@@ -381,8 +518,61 @@ def _cat_operands(tensors, fn):
     return [convert(t, dt) for t in tensors]
 
 
+# Note [Eager cat and stack]
+# cat and stack of tensors the eager fast path takes (`eager_array`), all of one dtype and
+# rank, with an int ``dim`` in range and sizes that match off ``dim`` (stack: the same
+# shape), are the one `concatenate` the general path binds, applied to the arrays (stack's
+# with each array given its new dim of size 1, the reshape `unsqueeze` binds); anything
+# else (promotion, errors, the empty 1-D tensors cat skips) takes the general path.
+
+def _eager_cat(tensors, dim, new_dim):
+    """``cat(tensors, dim)`` (``stack`` with ``new_dim``) by Note [Eager cat and stack], or None."""
+    c = tensors.__class__
+    if c is not list and c is not tuple or dim.__class__ is not int:
+        return None
+    arrays = []
+    shape = None
+    same = True
+    for t in tensors:
+        d = eager_array(t)
+        if d is None:
+            return None
+        if shape is None:
+            dt, shape = d.dtype, d.shape
+        elif d.dtype is not dt:
+            return None
+        elif d.shape != shape:
+            same = False
+        arrays.append(d)
+    if shape is None:
+        return None
+    nd = len(shape) + new_dim
+    if not -nd <= dim < nd or not nd:
+        return None
+    if dim < 0:
+        dim += nd
+    if new_dim:
+        if not same:
+            return None
+        if dim == 0 and len(shape) == 1:   # one layout: the pieces end to end, as rows
+            return wrap(np.concatenate(arrays).reshape((len(arrays),) + shape))
+        new = shape[:dim] + (1,) + shape[dim:]
+        arrays = [d.reshape(new) for d in arrays]
+    elif not same or (nd == 1 and not shape[0]):
+        for d in arrays:
+            s = d.shape
+            if len(s) != nd or s[:dim] != shape[:dim] or s[dim + 1:] != shape[dim + 1:] or (
+                    nd == 1 and not s[0]):
+                return None   # errors, and the empty 1-D tensors cat skips: the general path
+    return wrap(np.concatenate(arrays, axis=dim))
+
+
 def cat(tensors, dim=0, *, out=None):
     """Concatenates tensors along an existing dimension ``dim``."""
+    if out is None:
+        res = _eager_cat(tensors, dim, False)   # Note [Eager cat and stack]
+        if res is not None:
+            return res
     ts = _cat_operands(tensors, "cat")
     for i, t in enumerate(ts):
         if t.ndim == 0:
@@ -408,9 +598,17 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
-@backward_name("StackBackward0")
 def stack(tensors, dim=0, *, out=None):
     """Concatenates tensors along a new dimension ``dim``; all must have the same shape."""
+    if out is None:
+        res = _eager_cat(tensors, dim, True)   # Note [Eager cat and stack]
+        if res is not None:
+            return res
+    return _stack(tensors, dim)
+
+
+@backward_name("StackBackward0")
+def _stack(tensors, dim=0):
     ts = _cat_operands(tensors, "stack")
     shape = tuple(ts[0].shape)
     for i, t in enumerate(ts):
@@ -456,9 +654,50 @@ def atleast_3d(input):
     return reshape(input, (1, input.numel(), 1))
 
 
-@backward_name(lambda tensor, split_size_or_sections, dim=0: "SplitBackward0" if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0")
 def split(tensor, split_size_or_sections, dim=0):
     """Splits ``tensor`` into chunks of a given size, or of the given sizes, along ``dim``."""
+    out = _eager_split(tensor, split_size_or_sections, dim)   # Note [Eager views]
+    return out if out is not None else _split(tensor, split_size_or_sections, dim)
+
+
+def _eager_split(tensor, step, dim):
+    """`split`'s pieces of a tensor the eager fast path takes, for a positive int ``step``
+    and an int ``dim`` in range (Note [Eager views]), else None."""
+    d = eager_array(tensor)
+    if d is None or step.__class__ is not int or dim.__class__ is not int or step <= 0:
+        return None
+    nd = len(d.shape)
+    if not -nd <= dim < nd:
+        return None
+    if dim < 0:
+        dim += nd
+    n = d.shape[dim]
+    if n <= step:
+        return (tensor,)   # one piece, all of it: `_slice` returns the input itself
+    vc, lead = tensor._version_counter, (_ALL,) * dim
+    out = []
+    for start in range(0, n, step):
+        stop = start + step if start + step < n else n
+        piece = wrap_sharing(d[lead + (builtins.slice(start, stop),)], vc)
+        out.append(_as_view(piece, tensor, _slicer(d.shape, dim, start, stop)))
+    return tuple(out)
+
+
+_ALL = builtins.slice(None)
+
+
+def _slicer(shape, dim, start, stop):
+    """The view function of `slice_dim(x, dim, start, stop)` on a base of ``shape``: the
+    same params, computed when it is called (rarely: Note [Views])."""
+    def fn(b):
+        starts = tuple(start if i == dim else 0 for i in range(len(shape)))
+        limits = tuple(stop if i == dim else s for i, s in enumerate(shape))
+        return _slice(b, starts, limits, (1,) * len(shape))
+    return fn
+
+
+@backward_name(lambda tensor, split_size_or_sections, dim=0: "SplitBackward0" if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0")
+def _split(tensor, split_size_or_sections, dim=0):
     d = canonical_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, (int, Sym)):
@@ -480,9 +719,20 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(out)
 
 
-@backward_name("SplitBackward0")
 def chunk(input, chunks, dim=0):
     """Splits ``input`` into ``chunks`` pieces (the last may be smaller)."""
+    d = eager_array(input)
+    if d is not None and chunks.__class__ is int and dim.__class__ is int and chunks > 0 and \
+            -len(d.shape) <= dim < len(d.shape):
+        n = d.shape[dim]
+        out = _eager_split(input, builtins.max(1, -(-n // chunks)), dim)   # Note [Eager views]
+        if out is not None:
+            return out
+    return _chunk(input, chunks, dim)
+
+
+@backward_name("SplitBackward0")
+def _chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input.shape[canonical_dim(dim, input.ndim)]
