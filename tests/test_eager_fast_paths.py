@@ -666,3 +666,94 @@ def test_eager_softmax_leaves_other_calls_to_the_general_path():
     _same(torch.tensor(2.0).softmax(0), np.float32(1.0).reshape(()))
     w = x.clone().requires_grad_()
     assert w.softmax(1).grad_fn.name() == "SoftmaxBackward0"
+
+
+@pytest.mark.parametrize("op", ["exp", "sigmoid", "tanh", "sqrt", "log", "sin"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.int64])
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 5)])
+def test_eager_unary_float_ops_match_the_general_path(op, dtype, shape, monkeypatch):
+    a = _sample(dtype, shape, 6)
+    if a.dtype.kind == "c":
+        a = a + 1j * _sample(np.float32, shape, 7)
+    binds = _no_binds(monkeypatch)
+    fast = getattr(torch.tensor(a), op)()
+    assert binds == ([] if a.dtype.kind in "fc" else ["convert_element_type", op])
+    monkeypatch.undo()
+    if shape:
+        _same(fast, vmap(getattr(torch, op))(torch.tensor(a[None]))[0].numpy())
+    else:
+        _same(fast, jvp(getattr(torch, op), (torch.tensor(a),), (torch.tensor(a),))[0].numpy())
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.bool_])
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 5), (2, 3, 4)])
+def test_eager_max_min_sum_argmax_match_the_general_path(dtype, shape, monkeypatch):
+    a = _sample(dtype, shape, 8) if dtype is not np.bool_ else _sample(np.float32, shape, 8) > 0
+    if a.dtype.kind == "f" and a.size >= 6:
+        a.flat[4:6] = [0.0, -0.0]
+    x = torch.tensor(a)
+    for fn in (lambda t: t.max(), lambda t: t.min(), lambda t: torch.max(t)):
+        binds = _no_binds(monkeypatch)
+        fast = fn(x)
+        assert binds == []
+        monkeypatch.undo()
+        _same(fast, vmap(fn)(torch.tensor(a[None]))[0].numpy())
+    for dim in range(-len(shape), len(shape)):
+        for keepdim in (False, True):
+            for fn in (lambda t: t.argmax(dim, keepdim), lambda t: t.argmin(dim, keepdim=keepdim),
+                       lambda t: t.sum(dim, keepdim), lambda t: torch.sum(t, dim=dim, keepdim=keepdim)):
+                _same(fn(x), vmap(fn)(torch.tensor(a[None]))[0].numpy())
+
+
+def test_eager_reductions_leave_other_calls_to_the_general_path():
+    e = torch.empty(0, 3)
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+        e.max()
+    with pytest.raises(IndexError, match="Expected reduction dim 0 to have non-zero size"):
+        e.argmax(0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.ones(2, 3).argmax(2)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.ones(2, 3).sum(-3)
+    assert e.sum(0).shape == (3,) and e.argmax(1).shape == (0,)
+    assert torch.tensor([1, 2], dtype=torch.int32).sum(0).dtype == torch.int64   # promotion
+    assert torch.tensor(3.0).sum(0).shape == () and torch.tensor(3.0).argmax(0).item() == 0
+    v, i = torch.tensor([[1.0, 5.0], [7.0, 2.0]]).max(1)
+    _same(v, np.array([5.0, 7.0], np.float32))
+    _same(i, np.array([1, 0], np.int64))
+    _same(torch.tensor([1.0, 5.0]).max(torch.tensor([3.0, 2.0])), np.array([3.0, 5.0], np.float32))
+    w = torch.tensor([1.0, 5.0], requires_grad=True)
+    assert w.max().grad_fn.name() == "MaxBackward1" and w.sum(0).grad_fn is not None
+
+
+def test_eager_creation_matches_the_general_path():
+    for make, fill in ((torch.zeros, 0), (torch.ones, 1), (torch.empty, 0)):
+        for args, kw in (((3,), {}), ((2, 3), {}), (((2, 3),), {}), (((),), {}), ((0,), {}),
+                         ((4,), {"dtype": torch.int32}), ((2,), {"dtype": torch.float64})):
+            t = make(*args, **kw)
+            shape = args[0] if isinstance(args[0], tuple) else args
+            dtype = kw.get("dtype", torch.float32)
+            _same(t, np.full(shape, fill, dtype=dtype.numpy_dtype if hasattr(dtype, "numpy_dtype")
+                             else {torch.float32: np.float32, torch.float64: np.float64,
+                                   torch.int32: np.int32}[dtype]))
+            assert t._base is None and not t.requires_grad
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert torch.zeros(2).dtype == torch.float64 and torch.ones_like(torch.zeros(2, dtype=torch.int8)).dtype == torch.int8
+    finally:
+        torch.set_default_dtype(torch.float32)
+    with pytest.raises(RuntimeError, match="negative dimension -1"):
+        torch.zeros(2, -1)
+    with pytest.raises(TypeError, match="must be tuple of ints, but found element of type float"):
+        torch.ones(2.0)
+    assert torch.zeros([2, 3]).shape == (2, 3) and torch.zeros(np.int64(2)).shape == (2,)
+    assert torch.zeros(2, requires_grad=True).requires_grad
+    assert torch.zeros(2, device="meta").device.type == "meta"
+    x = torch.arange(6).view(2, 3).t()
+    for like, fill in ((torch.zeros_like, 0), (torch.ones_like, 1)):
+        out = like(x)
+        _same(out, np.full((3, 2), fill, np.int64))
+        assert out._base is None and out._version_counter is not x._version_counter
+        assert like(x, dtype=torch.float32).dtype == torch.float32
+    assert torch.ones_like(torch.ones(2, requires_grad=True)).requires_grad is False
+    assert torch.ones_like(torch.ones(2), requires_grad=True).requires_grad

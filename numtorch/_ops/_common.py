@@ -245,8 +245,9 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
 # range wraps in `number_array`, and the ops whose kernels lack a dtype (fmod, remainder,
 # floor division and atan2 of complex) raise PyTorch's error before they get here.
 
-# Ops of one tensor (views, cat and stack, clamp, softmax, reductions) take the same
-# shortcut through `eager_array`: for a tensor whose op autograd would not record and with
+# Ops of one tensor (views, split, cat and stack, clamp, softmax, floating unary ops,
+# max/min/argmax/sum over a dim, zeros_like and friends) take the same shortcut through
+# `eager_array` (creation ops with Python-int sizes check the empty stack themselves): for a tensor whose op autograd would not record and with
 # no transform active (the interpreter stack empty, so nothing can claim the call), the op
 # computes what its primitives' impls would compute from the arrays, and wraps the result
 # as `bind` would (a view as `_as_view` does: Note [Eager views], shape.py). Arguments are
@@ -555,6 +556,10 @@ def float_dtype_for(d: _dt.dtype) -> _dt.dtype:
 
 def unary_float(prim, x):
     """Apply a floating-point unary primitive (integers promote to the default dtype)."""
+    d = eager_array(x)
+    if d is not None and d.dtype.kind in "fc":   # Note [Eager fast path]: the bind's impl call
+        out = prim.impl(d)
+        return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
     if x.__class__ is not Tensor:
         x = check_tensor(x, "input", prim.name) if not is_scalar(x) else to_tensor(x)
     if x._data.dtype.kind not in "fc":

@@ -11,7 +11,7 @@ from numpy import ndarray
 from .._core import dtypes as _dt
 from .._core.meta import MetaArray
 from .._core.primitive import STACK, bind
-from .._core.tensor import Tensor, device as _device, wrap, wrap_array
+from .._core.tensor import TENSOR_TYPES, Tensor, device as _device, wrap, wrap_array
 from .._core.tensor import _rebuild  # noqa: F401  (plain pickles written before it moved name it here)
 from .._core.symbolic import Sym, is_symbolic
 from .._prims import creation as C
@@ -195,6 +195,15 @@ def _dtype_or_default(dtype, default=None):
 
 
 def _filled(fill, size, dtype, device, requires_grad, fn):
+    if device is None and not STACK and not requires_grad:
+        # Note [Eager fast path]: sizes that are Python ints >= 0 (checked by looking) need
+        # none of `_size`'s conversions; anything else takes the general path, with its errors.
+        shape = size[0] if len(size) == 1 and size[0].__class__ is tuple else size
+        for s in shape:
+            if s.__class__ is not int or s < 0:
+                break
+        else:
+            return wrap(fill(shape, _dt._default[0].np if dtype is None else _dt.to_dtype(dtype).np))
     shape = _size(size, fn)
     d = _dtype_or_default(dtype)
     if _is_meta(device):
@@ -239,6 +248,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
 
 def _like(fill):
     def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
+        a = input._data if input.__class__ in TENSOR_TYPES else None
+        if a.__class__ is ndarray and dtype is None and device is None and not requires_grad \
+                and not STACK:   # Note [Eager fast path]: `_filled`'s array, in input's dtype
+            return wrap(fill(a.shape, a.dtype))
         d = _dt.to_dtype(dtype) if dtype is not None else input.dtype
         dev = device if device is not None else input.device
         t = _filled(fill, tuple(input.shape), d, dev, requires_grad, fill.__name__)

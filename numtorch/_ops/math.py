@@ -461,16 +461,20 @@ def _clamp_dtype(d, min, max):
     for bound in (min, max):
         if bound is not None:
             dt = result_type(np.zeros((0,) * d.ndim, dt.np), bound)
-    dt = dt.np
-    if dt not in _LIMITS:
+    return dt.np if _limits(dt.np) is not None else None
+
+
+def _limits(dt):
+    """The lowest and highest values of NumPy dtype ``dt`` as 0-d arrays (±inf for floats;
+    cached), or None for a dtype that has no `clip` loop here."""
+    limits = _LIMITS.get(dt)
+    if limits is None:
         if dt in (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)):
-            _LIMITS[dt] = (np.asarray(-np.inf, dt), np.asarray(np.inf, dt))
+            limits = _LIMITS[dt] = (np.asarray(-np.inf, dt), np.asarray(np.inf, dt))
         elif dt.kind in "iu":
             info = np.iinfo(dt)
-            _LIMITS[dt] = (np.asarray(info.min, dt), np.asarray(info.max, dt))
-        else:
-            return None
-    return dt
+            limits = _LIMITS[dt] = (np.asarray(info.min, dt), np.asarray(info.max, dt))
+    return limits
 
 
 _LIMITS: dict = {}   # NumPy dtype -> its lowest and highest value, as 0-d arrays
@@ -655,10 +659,10 @@ def relu(input):
                 return out
         if d.__class__ is not ndarray or _claimed() or d.dtype.kind not in "fiu":
             return _relu_general(input)
-    out = _onepass.relu(d)
+    # Note [ReLU's zero]: small arrays in one NumPy clip (a C kernel's call costs more)
+    out = _onepass.relu(d) if d.size >= _SMALL_RELU else None
     if out is None:
-        zero = _zero_of(d.dtype)
-        out = E.select.impl(E.lt.impl(d, zero), zero, d)   # -0.0 stays -0.0
+        out = _clip(d, _zero_of(d.dtype), _limits(d.dtype)[1])   # -0.0 and NaN kept
     out = wrap_array(out)
     if not (input._requires_grad and grad_mode[0]):
         return out
@@ -738,7 +742,12 @@ _relu_node.vjp_needs = (("out",),)   # Note [What backward reads]
 # `input <= 0` (+0.0 at -0.0), binding one broadcast zero for both uses: the sign there
 # would need a second select with a stop_gradient, two binds more per ReLU at every
 # level, for a value equal to the other as a number.
+# Below `_SMALL_RELU` elements the eager value is NumPy's clip to [0, +inf] (or the
+# integer dtype's maximum), one ufunc call that is exactly `where(input < 0, 0, input)`:
+# clip keeps the input on a tie (-0.0 at the bound 0.0) and its NaN (Note [Eager clamp]);
+# the one-pass kernel's call through ctypes costs more than the pass on so few elements.
 _ZEROS: dict = {}
+_SMALL_RELU = 4096
 
 
 # `from ._ops.math import *` (numtorch/__init__.py) exports the ops defined here, never the

@@ -56,6 +56,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
             return wrap_array(np.add.reduce(d, axis=None))   # Note [Eager fast path]
         if d.ndim:   # what `_reduce` binds for dim=None, without its checks
             return bind(Rd.reduce_sum, input, axes=_all_axes(d.ndim))
+    elif dim.__class__ is int and dtype is None and eager_array(input) is not None and \
+            d.dtype.kind in "fc" and -len(d.shape) <= dim < len(d.shape):
+        # Note [Eager fast path]: reduce_sum's impl over one dim (kept as size 1 by
+        # `keepdims`, in the same reduction: the same values as the general path's reshape)
+        return wrap_array(np.add.reduce(d, axis=dim, keepdims=bool(keepdim)))
     check_tensor(input, "input", "sum")
     if dtype is not None:
         input = convert(input, _dt.to_dtype(dtype))
@@ -178,12 +183,35 @@ def _extremum_name(stem):
                                               f"{stem}Backward0" if isinstance(dim, int) else None)
 
 
-max = backward_name(_extremum_name("Max"))(_extremum(Rd.argmax, Rd.reduce_max, "max"))
-min = backward_name(_extremum_name("Min"))(_extremum(Rd.argmin, Rd.reduce_min, "min"))
+_max = backward_name(_extremum_name("Max"))(_extremum(Rd.argmax, Rd.reduce_max, "max"))
+_min = backward_name(_extremum_name("Min"))(_extremum(Rd.argmin, Rd.reduce_min, "min"))
+
+
+def max(input, dim=None, keepdim=False, *, other=None):
+    """Returns the maximum of ``input``; with ``dim``, a namedtuple (values, indices) whose
+    gradient flows to the selected element."""
+    d = eager_array(input)
+    if dim is None and d is not None and d.size:   # Note [Eager fast path]: reduce_max's impl
+        return wrap_array(np.maximum.reduce(d, axis=_all_axes(d.ndim)))
+    return _max(input, dim, keepdim, other=other)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):
+    """Returns the minimum of ``input``; with ``dim``, a namedtuple (values, indices) whose
+    gradient flows to the selected element."""
+    d = eager_array(input)
+    if dim is None and d is not None and d.size:   # Note [Eager fast path]: reduce_min's impl
+        return wrap_array(np.minimum.reduce(d, axis=_all_axes(d.ndim)))
+    return _min(input, dim, keepdim, other=other)
 
 
 def _arg(prim, fn):
     def op(input, dim=None, keepdim=False):
+        d = eager_array(input)
+        if dim.__class__ is int and d is not None and -len(d.shape) <= dim < len(d.shape) and \
+                d.shape[dim]:   # Note [Eager fast path]: the primitive's impl
+            out = prim.impl(d, axis=dim)
+            return wrap_array(np.expand_dims(out, dim) if keepdim else out)
         check_tensor(input, "input", fn)
         if dim is None:
             if input.numel() == 0:
