@@ -445,11 +445,13 @@ def test_eager_views_match_the_general_path(case, dtype, monkeypatch):
     general = fn(x)                        # a first call checks its arguments: the general path
     binds = _no_binds(monkeypatch)
     fast = fn(x)                           # the same call again: Note [Eager views]
+    again = fn(x)                          # expand: with the strides cached by the second
     # an empty reshape is no view (NumPy copies nothing): the general path, never cached
-    assert binds == ([] if general._base is not None else ["reshape"]), (name, binds)
+    assert binds == ([] if general._base is not None else ["reshape"] * 2), (name, binds)
     ref = vmap(fn)(torch.tensor(a[None]))[0]   # under a transform: primitives only
-    for out in (general, fast):
+    for out in (general, fast, again):
         assert out.shape == ref.shape and out._data.strides == general._data.strides
+        assert out._data.flags.writeable == general._data.flags.writeable
         _same(out, ref.numpy())
         assert out._base is general._base
         if out._base is not None:
@@ -677,7 +679,7 @@ def test_eager_unary_float_ops_match_the_general_path(op, dtype, shape, monkeypa
         a = a + 1j * _sample(np.float32, shape, 7)
     binds = _no_binds(monkeypatch)
     fast = getattr(torch.tensor(a), op)()
-    assert binds == ([] if a.dtype.kind in "fc" else ["convert_element_type", op])
+    assert binds == []   # integers convert to float32 first, by the same shortcut
     monkeypatch.undo()
     if shape:
         _same(fast, vmap(getattr(torch, op))(torch.tensor(a[None]))[0].numpy())
@@ -757,3 +759,29 @@ def test_eager_creation_matches_the_general_path():
         assert like(x, dtype=torch.float32).dtype == torch.float32
     assert torch.ones_like(torch.ones(2, requires_grad=True)).requires_grad is False
     assert torch.ones_like(torch.ones(2), requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.uint8, np.bool_, np.complex64])
+def test_eager_conversions_and_detach_match_the_general_path(dtype, monkeypatch):
+    a = _sample(np.float64, (3, 4), 9)
+    a = np.nan_to_num(a, nan=1.5, posinf=7.0, neginf=-7.0)   # NaN/inf to ints: undefined
+    a = a.astype(dtype) if dtype is not np.bool_ else a > 0
+    x = torch.tensor(a)
+    for conv in (lambda t: t.double(), lambda t: t.float(), lambda t: t.long(), lambda t: t.to(torch.int32),
+                 lambda t: t.to(torch.float16), lambda t: t.to(dtype=torch.float64), lambda t: t.bool(),
+                 lambda t: t.to(torch.complex128)):
+        binds = _no_binds(monkeypatch)
+        with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore")
+            fast = conv(x)
+            monkeypatch.undo()
+            _same(fast, vmap(conv)(torch.tensor(a[None]))[0].numpy())
+        assert binds == []
+        assert fast is x if fast.dtype == x.dtype else fast._version_counter is not x._version_counter
+    w = torch.tensor(a.astype(np.float32), requires_grad=True)
+    assert w.double().grad_fn is not None   # recorded: the general path
+    for t in (x, w, w * 2):
+        d = t.detach()
+        assert d._data is t._data and d._version_counter is t._version_counter
+        assert d.grad_fn is None and not d.requires_grad and d._base is None
+    assert vmap(lambda t: t.detach() * 2)(torch.tensor(a[None].astype(np.float32))).shape == (1, 3, 4)

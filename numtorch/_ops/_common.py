@@ -128,8 +128,11 @@ def result_type(*operands) -> _dt.dtype:
 
 
 def convert(x: Tensor, dtype: _dt.dtype) -> Tensor:
-    if x._data.dtype == dtype.np:
+    d = x._data
+    if d.dtype == dtype.np:
         return x
+    if eager_array(x) is not None:   # Note [Eager fast path]: the bind's impl call
+        return wrap(E.convert_element_type.impl(d, dtype=dtype.np))
     return bind(E.convert_element_type, x, dtype=dtype.np)
 
 
@@ -556,12 +559,12 @@ def float_dtype_for(d: _dt.dtype) -> _dt.dtype:
 
 def unary_float(prim, x):
     """Apply a floating-point unary primitive (integers promote to the default dtype)."""
-    d = eager_array(x)
-    if d is not None and d.dtype.kind in "fc":   # Note [Eager fast path]: the bind's impl call
-        out = prim.impl(d)
-        return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
     if x.__class__ is not Tensor:
         x = check_tensor(x, "input", prim.name) if not is_scalar(x) else to_tensor(x)
     if x._data.dtype.kind not in "fc":
         x = convert(x, _dt.get_default_dtype())
+    d = eager_array(x)
+    if d is not None:   # Note [Eager fast path]: the bind's impl call
+        out = prim.impl(d)
+        return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
     return bind(prim, x)

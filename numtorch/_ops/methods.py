@@ -14,7 +14,7 @@ from . import (_threaded, creation, index, inplace as _inplace, linalg, math, re
                shape, sorting)
 from .._core.primitive import STACK, grad_mode
 from .._prims import _onepass, elementwise as E
-from ._common import (_fast_operand, broadcast_pair, fast_result_dtype, number_array,
+from ._common import (_fast_operand, broadcast_pair, convert, fast_result_dtype, number_array,
                       result_type, to_tensor)
 
 
@@ -354,6 +354,8 @@ Tensor.resize_as_ = _resize_as_
 
 def to(self, *args, **kwargs):
     """Returns ``self`` converted to a dtype and/or device (``self`` if nothing changes)."""
+    if not kwargs and len(args) == 1 and args[0].__class__ is _dt.dtype:
+        return convert(self, args[0])   # x.to(torch.float64): the conversion below, directly
     dtype = kwargs.pop("dtype", None)
     dev = kwargs.pop("device", None)
     kwargs.pop("non_blocking", None)
@@ -372,7 +374,6 @@ def to(self, *args, **kwargs):
     if dtype is not None:
         d = _dt.to_dtype(dtype)
         if d.np != self._data.dtype:
-            from ._common import convert
             out = convert(self, d)
     if dev is not None:
         target = _device(dev)._check_usable("Tensor.to()")
@@ -403,7 +404,7 @@ Tensor.to = to
 
 def _caster(d):
     def m(self, memory_format=None):
-        return to(self, d)
+        return convert(self, d)   # what `to(self, d)` does, without its argument parsing
     m.__name__ = d.name
     return m
 

@@ -17,7 +17,7 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core import primitive as _prim
-from .._core.primitive import Primitive, bind
+from .._core.primitive import STACK, Primitive, bind
 from .._core.tensor import Size, Tensor, wrap, wrap_sharing
 from .._core.symbolic import Sym, as_size, same_shape
 from .._prims import shape as S
@@ -50,9 +50,10 @@ def _as_view(out: Tensor, base: Tensor, fn) -> Tensor:
 # its checks and errors. Not cached: calls that return the input itself (a reshape to its
 # own shape), and reshapes that copied; a cached reshape is taken only for C-contiguous
 # memory, where NumPy's reshape is always a view (other layouts: the general path decides).
-# split and chunk slice directly (`_eager_slice`), after the same checks as narrow's.
+# The view function, which depends on the params only, is made once, with the entry.
+# split and chunk slice directly (`_eager_split`), after the same checks as narrow's.
 
-_VIEWS: dict = {}                 # (op, input shape, int args) -> (kind, params)
+_VIEWS: dict = {}                 # (op, input shape, int args) -> (kind, params, view fn)
 _RESHAPE, _TRANSPOSE, _EXPAND = "reshape", "transpose", "expand"
 _SHAPE_ARGS = (tuple, Size)       # view((2, 5)) is view(2, 5)
 
@@ -71,16 +72,25 @@ def _eager_view(op, input, args, packed=False):
     entry = _VIEWS.get((op, d.shape, args))
     if entry is None:
         return None
-    kind, p = entry
+    kind, p, fn = entry
     if kind is _RESHAPE:
         if not d.flags.c_contiguous:
             return None
-        out, fn = d.reshape(p), lambda b: _reshape(b, p)
+        out = d.reshape(p)
     elif kind is _TRANSPOSE:
-        out, fn = d.transpose(p), lambda b: _transpose(b, p)
+        out = d.transpose(p)
     else:
-        out = S.broadcast_in_dim.impl(d, shape=p[0], broadcast_dimensions=p[1])
-        fn = lambda b: _broadcast_to(b, p[0])   # noqa: E731
+        # The impl's result for C-contiguous memory is a read-only strided view whose
+        # strides follow from the input's (cached per input strides, for this shape).
+        dense = d.size and d.flags.c_contiguous
+        strides = p[2].get(d.strides) if dense else None
+        if strides is None:
+            out = S.broadcast_in_dim.impl(d, shape=p[0], broadcast_dimensions=p[1])
+            if dense and len(p[2]) < 8:
+                p[2][d.strides] = out.strides
+        else:
+            out = np.ndarray(p[0], d.dtype, d, 0, strides)
+            out.setflags(write=False)
     return _as_view(wrap_sharing(out, input._version_counter), input, fn)
 
 
@@ -95,7 +105,9 @@ def _remember_view(op, input, args, out, kind, p, packed=False):
     for a in args:
         if a.__class__ is not int:
             return
-    _VIEWS[(op, d.shape, tuple(args))] = (kind, p)
+    fn = (lambda b: _reshape(b, p)) if kind is _RESHAPE else (lambda b: _transpose(b, p)) if \
+        kind is _TRANSPOSE else (lambda b: _broadcast_to(b, p[0]))
+    _VIEWS[(op, d.shape, tuple(args))] = (kind, p, fn)
 
 
 def _infer_shape(shape, numel):
@@ -439,8 +451,8 @@ def expand(input, *sizes):
     target = tuple(shape[i - off] if s == -1 and i >= off else s for i, s in enumerate(sizes))
     out = _as_view(_broadcast_to(input, target), input, lambda b: _broadcast_to(b, target))
     nd = len(target)
-    _remember_view("expand", input, args, out, _EXPAND,
-                   (target, tuple(range(nd - len(shape), nd))), True)
+    _remember_view("expand", input, args, out, _EXPAND,   # strides per input strides
+                   (target, tuple(range(nd - len(shape), nd)), {}), True)
     return out
 
 
@@ -866,6 +878,10 @@ stop_gradient.lower = movement(lambda load, idx, shapes, out: load(0, idx))   # 
 
 def detach(input):
     """Returns a new tensor detached from the graph, sharing storage with ``input``."""
+    d = input._data
+    if d.__class__ is ndarray and not STACK:
+        # Note [Eager fast path]: a primitive without derivatives, evaluated (the identity)
+        return wrap_sharing(d, input._version_counter)
     out = bind(stop_gradient, input)
     out._version_counter = input._version_counter
     return out
