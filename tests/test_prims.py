@@ -59,6 +59,7 @@ def _record_calls():
         return original(prim, args, params)
     P.eval_bind = engine.eval_bind = recording_eval_bind
     _common._fast_operand = lambda x, *_: None
+    _common.EAGER_FAST_PATH[0] = False   # the shortcuts of one-tensor ops too
     R.EAGER_FAST_PATH[0] = False   # random draws bind their primitive too
     try:
         for op in op_db:
@@ -76,6 +77,7 @@ def _record_calls():
     finally:
         P.eval_bind = engine.eval_bind = original
         _common._fast_operand = fast_operand
+        _common.EAGER_FAST_PATH[0] = True
         R.EAGER_FAST_PATH[0] = True
     return {name: [c for group in seen.values() for c in group.values()]
             for name, seen in calls.items()}

@@ -259,14 +259,20 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
 # says where it is taken; tests/test_eager_fast_paths.py compares each with the general
 # path (a transform's, or the primitives' NumPy expression), bit for bit.
 
-def eager_array(x):
+def eager_array(x, nondiff=False):
     """``x``'s NumPy array where an op may take the eager fast path on it (Note [Eager fast
-    path]): an eager tensor whose op autograd would not record, no transform active; else None."""
-    if x.__class__ in TENSOR_TYPES and not STACK:
+    path]): an eager tensor whose op autograd would not record (``nondiff``: an op without
+    derivatives, whatever the tensor), no transform active; else None."""
+    if x.__class__ in TENSOR_TYPES and not STACK and EAGER_FAST_PATH[0]:
         d = x._data
-        if d.__class__ is ndarray and not (x._requires_grad and grad_mode[0]):
+        if d.__class__ is ndarray and (nondiff or not (x._requires_grad and grad_mode[0])):
             return d
     return None
+
+
+# Off only while tests/test_prims.py records the primitive calls the OpInfo samples make
+# (which the shortcuts through `eager_array` would not make), as `_fast_operand` is.
+EAGER_FAST_PATH = [True]
 
 
 _PROMOTE_CACHE: dict = {}

@@ -17,7 +17,7 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core import primitive as _prim
-from .._core.primitive import STACK, Primitive, bind
+from .._core.primitive import Primitive, bind
 from .._core.tensor import Size, Tensor, wrap, wrap_sharing
 from .._core.symbolic import Sym, as_size, same_shape
 from .._prims import shape as S
@@ -878,10 +878,9 @@ stop_gradient.lower = movement(lambda load, idx, shapes, out: load(0, idx))   # 
 
 def detach(input):
     """Returns a new tensor detached from the graph, sharing storage with ``input``."""
-    d = input._data
-    if d.__class__ is ndarray and not STACK:
-        # Note [Eager fast path]: a primitive without derivatives, evaluated (the identity)
-        return wrap_sharing(d, input._version_counter)
+    d = eager_array(input, nondiff=True)
+    if d is not None:   # Note [Eager fast path]: a primitive without derivatives, evaluated
+        return wrap_sharing(d, input._version_counter)   # (the identity)
     out = bind(stop_gradient, input)
     out._version_counter = input._version_counter
     return out
