@@ -300,3 +300,28 @@ def test_indexing_errors():
         x[::-1]
     with pytest.raises(IndexError, match="mask"):
         x[torch.tensor([True, False, True])]
+
+
+LEGACY_TYPE_NAMES = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+                     "float16": "torch.HalfTensor", "int64": "torch.LongTensor",
+                     "int32": "torch.IntTensor", "int16": "torch.ShortTensor",
+                     "int8": "torch.CharTensor", "uint8": "torch.ByteTensor",
+                     "bool": "torch.BoolTensor", "complex64": "torch.ComplexFloatTensor",
+                     "complex128": "torch.ComplexDoubleTensor"}
+
+
+@pytest.mark.parametrize("name", sorted(LEGACY_TYPE_NAMES))
+def test_type_names_and_casts_by_name(name):
+    """Tensor.type(): PyTorch's legacy type names (ComplexFloatTensor, CharTensor, ...), and
+    a cast given such a name."""
+    dtype = getattr(torch, name)
+    assert torch.zeros(2, dtype=dtype).type() == LEGACY_TYPE_NAMES[name]
+    assert torch.ones(2).type(LEGACY_TYPE_NAMES[name]).dtype == dtype
+    with pytest.raises(ValueError, match="invalid type: 'torch.Foo'"):
+        torch.ones(2).type("torch.Foo")
+
+
+def test_type_names_are_pytorchs():
+    real_torch = pytest.importorskip("torch")
+    for name, legacy in LEGACY_TYPE_NAMES.items():
+        assert real_torch.zeros(1, dtype=getattr(real_torch, name)).type() == legacy

@@ -15,7 +15,7 @@ from . import (_threaded, creation, index, inplace as _inplace, linalg, math, re
 from .._core.primitive import STACK, grad_mode
 from .._prims import _onepass, elementwise as E
 from ._common import (_fast_operand, broadcast_pair, convert, fast_result_dtype, number_array,
-                      result_type, to_tensor)
+                      result_type, scalar_type_name, to_tensor)
 
 
 # Ops whose method form is f(self, *args, **kwargs).
@@ -420,10 +420,15 @@ Tensor.cuda = lambda self, device=None, *a, **k: _device("cuda")._check_usable("
 
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """The legacy type name (``"torch.FloatTensor"``) with no ``dtype``; else ``self`` cast
+    to ``dtype``, a dtype or such a name."""
     if dtype is None:
-        return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
-                "int64": "torch.LongTensor", "int32": "torch.IntTensor",
-                "bool": "torch.BoolTensor"}.get(self.dtype.name, f"torch.{self.dtype.name}Tensor")
+        return f"torch.{scalar_type_name(self.dtype)}Tensor"
+    if isinstance(dtype, str):
+        by_name = {f"torch.{scalar_type_name(d)}Tensor": d for d in _dt.ALL}
+        if dtype not in by_name:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = by_name[dtype]
     return to(self, dtype)
 
 
