@@ -191,7 +191,7 @@ def cse(graph):
     captured tensor never does (Note [Literals and captured tensors])."""
     rw = Rewriter(graph)
     seen = {}
-    written = _written(graph)
+    written = written_ids(graph)
     for c in graph.consts:
         key = _const_key(c) if id(c) not in written else None
         if key is not None:
@@ -229,7 +229,7 @@ def fold_constants(graph, *, max_numel=4096):
     flows only as inputs), nor are results larger than ``max_numel`` elements (a broadcast
     of a scalar stays a node instead of becoming a large constant).
     """
-    written = _written(graph)
+    written = written_ids(graph)
 
     def foldable(node, rw):
         return is_pure(node) and node.ins and all(
@@ -245,7 +245,7 @@ def fold_constants(graph, *, max_numel=4096):
     return rewrite(graph, [Rule(p, fold, foldable, "fold") for p in rules], max_rounds=1)
 
 
-def _written(graph):
+def written_ids(graph):
     """ids of the values some node writes into (Note [Effects])."""
     return {id(n.ins[n.prim.mutates]) for n in graph.nodes if n.is_effect()}
 

@@ -36,6 +36,7 @@ import logging
 
 import numpy as np
 
+from .._core import passes
 from .._core.ir import Const, Var
 from .simplify import literal_value
 
@@ -139,7 +140,7 @@ def schedule(graph, make_reads):
         if lowerable(n):
             lowered[id(n.outs[0])] = n
     literal_consts = {}     # Note [Literal constants], simplify.py
-    written = {id(n.ins[n.prim.mutates]) for n in nodes if n.is_effect()}
+    written = passes.written_ids(graph)
     for c in graph.consts:
         value = literal_value(c, written)
         if value is not None:

@@ -181,14 +181,13 @@ def literal_value(c, written):
 _WIDENED_POWERS = frozenset({-8, -7, -6, -5, -4, -3, -2, 3, 4, 5, 6, 7, 8})
 
 
-def _power(node, rw):
+def _power(node, rw, written):
     from .._prims.elementwise import convert_element_type, div, mul
     y = node.ins[1]
     b = rw.producer(y)
     c = b.ins[0] if b is not None and b.prim.name == "broadcast_in_dim" else y
     if not isinstance(c, Const) or c.value._data.dtype.kind != "f":
         return None
-    written = {id(n.ins[n.prim.mutates]) for n in rw.graph.nodes if n.is_effect()}
     n = literal_value(c, written)
     x = node.ins[0]
     if n == 2:
@@ -235,7 +234,9 @@ def simplify_movement(graph):
 
 def simplify_arithmetic(graph):
     """Powers with a literal exponent as products (Note [Powers with a literal exponent])."""
-    return passes.rewrite(graph, (Rule("pow", _power),))
+    written = passes.written_ids(graph)
+    return passes.rewrite(graph, (Rule("pow", lambda node, rw: _power(node, rw, written),
+                                       name="power"),))
 
 
 def forward_writes(graph):
