@@ -9,6 +9,7 @@ is seen to be taken.
 from __future__ import annotations
 
 import operator
+import os
 
 import numpy as np
 import pytest
@@ -271,3 +272,69 @@ def test_guided_shares_cover_every_element_once(n, threads):
         _same_bits(d, ref)
     finally:
         torch.set_num_threads(before)
+
+
+def _pool_workers_allowed():
+    """The allowed CPUs of each of this process's pool workers (threads named numtorch-pool)."""
+    import glob
+    found = []
+    for task in glob.glob("/proc/self/task/*"):
+        try:
+            with open(task + "/comm") as f:
+                if f.read().strip() != "numtorch-pool":
+                    continue
+            with open(task + "/status") as f:
+                line = next(l for l in f if l.startswith("Cpus_allowed_list:"))
+        except (OSError, StopIteration):
+            continue
+        cpus = set()
+        for part in line.split(":", 1)[1].strip().split(","):
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+        found.append(cpus)
+    return found
+
+
+@needs_kernel
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two CPUs")
+def test_workers_keep_off_one_of_the_callers_cpus(two_threads):
+    """Note [Workers off the caller's CPU]: after a job, each worker may run on every CPU
+    the caller may, less exactly one (the caller's at its last job)."""
+    a, b = _arrays(LARGE * 4, np.float32)
+    for _ in range(20):
+        _same_bits(_threaded.binary(E.add, a, b), a + b)
+    mine = os.sched_getaffinity(0)
+    workers = _pool_workers_allowed()
+    assert workers
+    for cpus in workers:
+        assert cpus < mine and len(mine - cpus) == 1
+
+
+ONE_CPU_SCRIPT = r"""
+import os, numpy as np
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+import numtorch as torch
+from numtorch._ops import _threaded
+from numtorch._prims import elementwise as E
+torch.set_num_threads(2)
+a = np.random.default_rng(0).standard_normal(1 << 20).astype(np.float32)
+ok = all(np.array_equal(_threaded.binary(E.mul, a, a).view(np.uint8), (a * a).view(np.uint8))
+         for _ in range(5))
+names = [open(t + "/comm").read().strip() for t in __import__("glob").glob("/proc/self/task/*")]
+print(ok, names.count("numtorch-pool"))
+"""
+
+
+@needs_kernel
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux only")
+def test_a_process_on_one_cpu_starts_no_workers():
+    """A worker on the caller's only CPU could only take turns with it: the caller computes
+    alone, with NumPy's bits, at two threads."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", ONE_CPU_SCRIPT], cwd=root, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["True", "0"]
