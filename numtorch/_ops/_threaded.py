@@ -93,6 +93,42 @@ from .._threads import get_num_threads
 # destination other than exactly), NumPy computes.
 
 LARGE = 1 << 17           # elements; Note [Large elementwise ops on numtorch's threads]
+SUM_LARGE = 1 << 14       # elements; Note [NumPy's sum on the pool]
+
+# Note [NumPy's sum on the pool]
+# Eager `x.sum()` (and `x.mean()`, its sum over the count) of a float tensor is
+# `np.add.reduce(d, axis=None)`, on one thread; PyTorch splits a large sum over its
+# threads. A split sum must keep NumPy's bits (the eager result, the compiled fallback's,
+# the tests' references). NumPy 2.4 computes the reduction of an aligned contiguous
+# float32/float64 array (any number of dims: the iterator coalesces them) as
+# `0 + pairwise_sum(a, n)` in one inner-loop call (the output starts at the identity +0.0,
+# not at a[0]: so a sum of -0.0s is +0.0; no buffering, the inner loop grows to the whole
+# array), and pairwise_sum (numpy/_core/src/umath/loops_utils.h.src) sums n < 8 elements
+# in order from 0, n <= 128 in 8 interleaved accumulators combined as a fixed tree plus
+# the tail in order, and above 128 splits at n2 = n/2 rounded down to a multiple of 8 and
+# adds the halves' sums. Checked before relying on it: a transcription of that rule in
+# NumPy scalar arithmetic gave np.add.reduce's bits for all 499 sizes tried (1-299 and
+# random up to 20,000, float32 and float64, magnitudes 1e-3..1e3), and
+# `0 + (reduce(a[:n2]) + reduce(a[n2:]))` for 620 arrays up to 1e7 elements and 2-D/3-D
+# shapes; the first-element start (`a[0] + pairwise(a[1:])`) matched only 133-154 of 499.
+# So `nt_sum` is that rule in C (the build flags forbid reassociating or contracting, so
+# the additions are NumPy's, whatever the vector width), cut at the recursion's own split
+# points into up to 16 leaves (4 per thread, at least 32K elements each) claimed one at a
+# time on the pool, the leaves' sums then added back up the same tree: the same additions
+# as NumPy's in the same order at any thread count. Two differences: where two NaNs meet,
+# the compiler's vector add may keep the other one's payload (IEEE leaves it open; tests
+# compare NaNs as NaNs), and no RuntimeWarning on overflow (PyTorch gives none). A NumPy
+# that sums otherwise is caught when the kernel loads (`_sums_as_numpy`: 72 sums of 0 to
+# 70,001 elements, each cut 3 ways), and then NumPy computes every sum. Unaligned, non-C-contiguous and other dtypes
+# go to NumPy (which buffers or reorders those).
+# The C loop is also faster than NumPy's on one thread (its 8 accumulators vectorize;
+# NumPy's loop, with a prefetch in it, did not here). Minimum of 15 interleaved repeats,
+# float32, us, under load 7.4 (two threads could not be measured then):
+#       elements     1K     4K     16K    64K    256K   1M     4M     1e7
+#       NumPy        1.19   1.75   3.91   12.9   46.2   172    728    2071
+#       nt_sum (1)   2.33   2.61   3.52   7.33   21.2   67.4   475    1567
+# (nt_sum's fixed cost, ~1.2 us more than np.add.reduce's, is the ctypes call and the 0-d
+# output.) SUM_LARGE = 16K, where the C loop first wins.
 
 # Note [Chunks and vectors of the eager ops]
 # Two changes to the kernel above, for the 1000x1000 float32 add at 2 threads, which was
@@ -359,6 +395,92 @@ static void run(int kind, void *out, const void *a, const void *b, ptrdiff_t n, 
     pthread_mutex_unlock(&busy);
 }
 
+/* NumPy's pairwise sum (numpy/_core/src/umath/loops_utils.h.src, pairwise_sum), the same
+   additions in the same order: Note [NumPy's sum on the pool] (_threaded.py) */
+#define NT_PAIRWISE(T, S)                                                                \
+static T pairwise_##S(const T *a, ptrdiff_t n) {                                       \
+    if (n < 8) {                                                                       \
+        T res = 0.;                                                                    \
+        for (ptrdiff_t i = 0; i < n; i++) res += a[i];                                 \
+        return res;                                                                    \
+    }                                                                                  \
+    if (n <= 128) {                                                                    \
+        T r[8], res;                                                                   \
+        ptrdiff_t i;                                                                   \
+        for (int j = 0; j < 8; j++) r[j] = a[j];                                       \
+        for (i = 8; i < n - (n % 8); i += 8)                                           \
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];                              \
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));       \
+        for (; i < n; i++) res += a[i];                                                \
+        return res;                                                                    \
+    }                                                                                  \
+    ptrdiff_t n2 = n / 2;                                                              \
+    n2 -= n2 % 8;                                                                      \
+    return pairwise_##S(a, n2) + pairwise_##S(a + n2, n - n2);                         \
+}
+NT_PAIRWISE(float, f32)
+NT_PAIRWISE(double, f64)
+
+/* a sum's leaves: the subtrees of pairwise_sum's recursion `depth` splits down, each one
+   chunk of the pool's job, their sums added back up the same tree */
+#define SUM_LEAVES 16
+struct sum_job {
+    const char *a;
+    int f64;
+    ptrdiff_t lo[SUM_LEAVES], n[SUM_LEAVES];
+    float rf[SUM_LEAVES];
+    double rd[SUM_LEAVES];
+};
+
+static void sum_leaf(void *const *args, int64_t c) {
+    struct sum_job *j = (struct sum_job *)args;
+    if (j->f64) j->rd[c] = pairwise_f64((const double *)j->a + j->lo[c], j->n[c]);
+    else j->rf[c] = pairwise_f32((const float *)j->a + j->lo[c], j->n[c]);
+}
+
+static void sum_split(struct sum_job *j, int *leaves, ptrdiff_t lo, ptrdiff_t n, int depth) {
+    if (depth == 0 || n <= 128) {
+        j->lo[*leaves] = lo;
+        j->n[*leaves] = n;
+        (*leaves)++;
+        return;
+    }
+    ptrdiff_t n2 = n / 2;
+    n2 -= n2 % 8;
+    sum_split(j, leaves, lo, n2, depth - 1);
+    sum_split(j, leaves, lo + n2, n - n2, depth - 1);
+}
+
+#define NT_SUM_UP(T, S, R)                                                               \
+static T sum_up_##S(struct sum_job *j, int *leaf, ptrdiff_t n, int depth) {            \
+    if (depth == 0 || n <= 128) return j->R[(*leaf)++];                                \
+    ptrdiff_t n2 = n / 2;                                                              \
+    n2 -= n2 % 8;                                                                      \
+    T left = sum_up_##S(j, leaf, n2, depth - 1);                                       \
+    return left + sum_up_##S(j, leaf, n - n2, depth - 1);                              \
+}
+NT_SUM_UP(float, f32, rf)
+NT_SUM_UP(double, f64, rd)
+
+/* *out = np.add.reduce(a) for the n contiguous, aligned elements at a (float32, or
+   float64 if f64): 0 + pairwise_sum(a, n), its 2^depth leaves (depth <= 4; for depth < 0,
+   up to 4 per thread of at least SUM_LEAF elements) on up to `threads` threads */
+#define SUM_LEAF 32768
+void nt_sum(int f64, void *out, const void *a, ptrdiff_t n, int depth, int threads) {
+    struct sum_job j;
+    int leaves = 0, leaf = 0;
+    j.a = (const char *)a;
+    j.f64 = f64;
+    if (depth < 0)
+        for (depth = 0; threads > 1 && depth < 4 && (2 << depth) <= 4 * threads
+                        && (n >> (depth + 1)) >= SUM_LEAF; depth++) {}
+    if (depth > 4) depth = 4;
+    sum_split(&j, &leaves, 0, n, depth);
+    run(-1, (void *)sum_leaf, &j, 0, leaves, 1, threads);
+    if (f64) *(double *)out = 0. + sum_up_f64(&j, &leaf, n, depth);
+    else *(float *)out = (float)0. + sum_up_f32(&j, &leaf, n, depth);
+}
+
 /* out[i] = a[i] op b[i] for i < n (kind: see compute) */
 void nt_binary(int kind, void *out, const void *a, const void *b, ptrdiff_t n, int threads) {
     run(kind, out, a, b, n, CHUNK, threads);
@@ -380,6 +502,7 @@ _KINDS = {(prim, dt, form): 12 * i + 3 * j + k
           for k, form in enumerate(_FORMS)}
 _run = []                # [nt_binary] once loaded
 _pool = []               # [the address of nt_pool_call] once loaded
+_sum = []                # [nt_sum] once loaded and found to sum as NumPy does
 _unavailable = []        # holds True once loading failed (no compiler, build error)
 _from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
 
@@ -394,7 +517,32 @@ def _load():
     fn = lib.nt_binary
     fn.restype = None
     fn.argtypes = (ctypes.c_int,) + (ctypes.c_void_p,) * 3 + (ctypes.c_ssize_t, ctypes.c_int)
+    fn_sum = lib.nt_sum
+    fn_sum.restype = None
+    fn_sum.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_ssize_t,
+                       ctypes.c_int, ctypes.c_int)
+    if _sums_as_numpy(fn_sum):
+        _sum.append(fn_sum)
     _run.append(fn)
+
+
+def _sums_as_numpy(fn):
+    """Whether ``nt_sum`` gives ``np.add.reduce``'s bits on a few arrays, split into leaves
+    or not (Note [NumPy's sum on the pool]): False if this NumPy sums otherwise."""
+    rng = np.random.default_rng(0)
+    for dt in (_F32, _F64):
+        for n in (0, 1, 7, 8, 9, 127, 128, 129, 136, 1000, 4099, 70001):
+            a = (rng.standard_normal(n) * np.exp(rng.uniform(-9, 9, n))).astype(dt)
+            ref = np.add.reduce(a)
+            for depth in (0, 1, 3):
+                out = np.empty((), dt)
+                fn(dt is _F64, out.ctypes.data, a.ctypes.data, n, depth, 1)
+                if out.tobytes() != ref.tobytes():
+                    from .._threads import _log
+                    _log("numtorch: NumPy %s sums %s elements otherwise than its pairwise sum "
+                         "did; NumPy computes large sums", np.__version__, n)
+                    return False
+    return True
 
 
 def available() -> bool:
@@ -439,6 +587,20 @@ def _kernel(prim, a, b):
     if threads < 2 or _unavailable or not available():
         return None
     return kind, form, threads
+
+
+def sum_all(a):
+    """``np.add.reduce(a, axis=None)``, the same bits, for a NumPy array ``a``: for an aligned
+    C-contiguous float32 or float64 array on numtorch's threads (Note [NumPy's sum on the
+    pool]), else by NumPy. Callers call it only from SUM_LARGE elements on."""
+    dt = a.dtype
+    if (dt is _F32 or dt is _F64) and a.flags.c_contiguous and a.flags.aligned and (
+            _sum or (not _run and not _unavailable and available() and _sum)):
+        out = np.empty((), dt)
+        _sum[0](dt is _F64, _addressof(_from_buffer(out)), _address(a), a.size, -1,
+                get_num_threads())
+        return out
+    return np.add.reduce(a, axis=None)
 
 
 def binary(prim, a, b):

@@ -17,6 +17,8 @@ from .._prims import elementwise as E
 from ._common import (canonical_dim, check_tensor, convert, eager_array, float_dtype_for,
                       scalar_type_name)
 from ._backward_names import backward_name
+from . import _threaded
+from ._threaded import SUM_LARGE
 
 from .. import return_types as _rt
 
@@ -53,7 +55,9 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     d = input._data if input.__class__ in TENSOR_TYPES else None
     if dim is None and dtype is None and d.__class__ is ndarray and d.dtype.kind in "fc":
         if not (input._requires_grad and grad_mode[0]):
-            return wrap_array(np.add.reduce(d, axis=None))   # Note [Eager fast path]
+            # Note [Eager fast path]; large: Note [NumPy's sum on the pool] (_threaded.py)
+            return wrap_array(np.add.reduce(d, axis=None) if d.size < SUM_LARGE
+                              else _threaded.sum_all(d))
         if d.ndim:   # what `_reduce` binds for dim=None, without its checks
             return bind(Rd.reduce_sum, input, axes=_all_axes(d.ndim))
     elif dim.__class__ is int and dtype is None and eager_array(input) is not None and \
