@@ -75,6 +75,109 @@ def number_array(x, dt):
     return np.asarray(x, dtype=dt)
 
 
+
+def check_fits(x, dt, names=None):
+    """Raise PyTorch's RuntimeError when the number ``x``, a parameter of a kernel (a fill
+    value, a bound, alpha, an exponent), does not fit NumPy dtype ``dt`` (Note [Scalars that
+    must fit]). ``names`` maps dtype names to those the message uses (c10's accessor names
+    by default; tensor() uses its own)."""
+    ranges = _FAST_RANGES.get(dt) or _fast_ranges(dt)
+    r = ranges.get(x.__class__)
+    if r is not None and r[0] <= x <= r[1]:
+        return   # a finite int or float well inside the range: the usual case, decided fast
+    if dt.kind != "b" and x.__class__ is not bool and not _fits(x, dt):
+        name = (names if names is not None else _ACCESSOR_NAMES).get(dt.name, dt.name)
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def check_param(x, operands, widened=None):
+    """``check_fits`` for the number ``x`` against ``result_type(*operands)``, the dtype the
+    op computes in, or what ``widened`` maps that to: the kernel converts the number to a
+    wider type there (``OPMATH``: float16 computed in float32, Note [Scalars that must fit])."""
+    if -127 <= x <= 127 if x.__class__ is int or x.__class__ is float else False:
+        return   # fits every dtype such an op can compute in: the usual case, decided fast
+    if is_scalar(x):
+        dt = result_type(*operands).np
+        check_fits(x, widened.get(dt, dt) if widened else dt)
+
+
+def _fits(x, dt):
+    cls = x.__class__
+    if cls is not int and cls is not float:
+        if isinstance(x, numbers.Integral):
+            x = int(x)
+        elif isinstance(x, numbers.Real):
+            x = float(x)
+        elif isinstance(x, numbers.Complex):
+            if dt.kind != "c":
+                return x.imag == 0 and _fits(float(x.real), dt)
+            part = np.dtype(np.float32 if dt == np.complex64 else np.float64)
+            return _fits(float(x.real), part) and _fits(float(x.imag), part)
+        else:
+            return True
+    lo, hi = _FIT_RANGE.get(dt) or _fit_range(dt)
+    if dt.kind in "iu":
+        if x.__class__ is int:
+            # an unsigned dtype also takes -hi..-1, wrapping as two's complement, as c10 does
+            return (lo if dt.kind == "i" else -hi) <= x <= hi
+        return lo <= x <= hi   # False for NaN; and for inf, which no integer dtype has
+    return -hi <= x <= hi or x != x or x in (_INF, -_INF)
+
+
+# Note [Scalars that must fit]
+# PyTorch converts a number to an op's dtype in one of two ways. An operand of arithmetic or
+# a comparison (`a + 1000`, `a * 300`, `a == 1000`) becomes a wrapped 0-d tensor and is cast
+# without a check, so it wraps around (`number_array`). A parameter of a kernel -- fill and
+# full values, masked_fill/index_fill/scatter values, where's numbers, clamp's bounds,
+# threshold's and hardtanh's, alpha, addcmul's value, pow's exponent, the elements given to
+# tensor() -- goes through c10's checked conversion, which raises "value cannot be
+# converted to type int8_t without overflow" where numtorch wrapped (`a.clamp(-1000, 1000)`
+# on int8 gave -24s) or rounded to inf. `check_fits` is that conversion's test: an integer
+# dtype takes an int in its range (an unsigned one also -max..-1, which wrap as two's
+# complement) or a float in its range (not NaN, not inf); a floating dtype takes any number
+# up to its largest finite value, and inf and NaN; a complex number fits a complex dtype
+# part by part, and a real dtype only when its imaginary part is 0; bool takes anything.
+# Kernels that compute float16 in float32 (where, lerp, addcmul, setitem) convert the
+# number to float32, so there 1e6 becomes inf instead of raising (`OPMATH`); pow converts a
+# float32 tensor's exponent to double, so only integer and float16 powers check theirs.
+
+_INF = float("inf")
+OPMATH = {np.dtype(np.float16): np.dtype(np.float32)}
+_FIT_RANGE: dict = {}   # NumPy dtype -> (lowest, highest) finite values as Python numbers
+# c10's names of the types a Scalar converts to, as its overflow message prints them
+_ACCESSOR_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
+                   "int64": "int64_t", "float16": "c10::Half", "float32": "float",
+                   "float64": "double", "complex64": "c10::complex<float>",
+                   "complex128": "c10::complex<double>"}
+
+
+def _fast_ranges(dt):
+    """{int: (lo, hi), float: (lo, hi)}: the ints and the finite floats that fit ``dt``
+    (cached)."""
+    r = _FAST_RANGES.get(dt)
+    if r is not None:
+        return r
+    if dt.kind == "b":
+        lo, hi = -_INF, _INF
+        r = {int: (lo, hi), float: (lo, hi)}
+    else:
+        lo, hi = _fit_range(dt)
+        r = {float: (lo, hi) if dt.kind in "iu" else (-hi, hi),
+             int: (-hi if dt.kind in "uf" else lo, hi)}
+    _FAST_RANGES[dt] = r
+    return r
+
+
+_FAST_RANGES: dict = {}   # NumPy dtype -> _fast_ranges
+
+
+def _fit_range(dt):
+    info = np.iinfo(dt) if dt.kind in "iu" else np.finfo(dt)
+    r = _FIT_RANGE[dt] = (int(info.min), int(info.max)) if dt.kind in "iu" else \
+        (float(info.min), float(info.max))
+    return r
+
+
 # PyTorch's error messages name dtypes two ways: by ScalarType ("Float", "Long"; most
 # messages) and by C++ type ("float", "long int"; a few, such as masked_fill's).
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",

@@ -15,8 +15,8 @@ from .._core import dtypes as _dt
 from .._core.tensor import Tensor
 
 from . import creation, linalg, math, reduce, shape
-from ._common import (broadcast_shapes, check_tensor, convert, is_scalar, result_type,
-                      scalar_type_name, to_tensor)
+from ._common import (OPMATH, broadcast_shapes, check_param, check_tensor, convert, is_scalar,
+                      result_type, scalar_type_name, to_tensor)
 from .. import return_types as _rt
 
 __all__ = ["addcmul", "addcdiv", "addmv", "addr", "baddbmm", "addbmm", "nan_to_num",
@@ -44,6 +44,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     for name, x in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
         check_tensor(x, name, "addcmul")
     d = result_type(input, tensor1, tensor2)
+    check_param(value, (input, tensor1, tensor2), OPMATH)   # Note [Scalars that must fit]
     if not (d.is_floating_point or d.is_complex) and isinstance(value, float):
         value = int(value)   # PyTorch casts `value` to the integral result type
     prod = math.mul(tensor1, tensor2)
@@ -65,6 +66,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
             ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
+    check_param(value, (input, tensor1, tensor2), OPMATH)   # Note [Scalars that must fit]
     quot = math.div(tensor1, tensor2)
     return math.add(input, quot if value == 1 else math.mul(quot, value))
 

@@ -22,7 +22,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.tensor import Tensor
 from . import creation, index as _index, math, reduce, shape
-from ._common import canonical_dim, check_tensor, result_type, to_tensor
+from ._common import canonical_dim, check_fits, check_tensor, result_type, to_tensor
 
 __all__ = ["diff", "take", "kron", "rot90", "hsplit", "vsplit", "dsplit", "block_diag",
            "cartesian_prod", "combinations", "vander", "view_as_real", "view_as_complex",
@@ -305,7 +305,7 @@ def _embed(input, src, selector, fn):
     pos = selector(shape.reshape(creation.arange(input.numel(), device=input.device),
                                   tuple(input.shape)))
     flat = shape.reshape(input, (-1,))
-    out = _index.index_put(flat, (shape.reshape(pos, (-1,)),),
+    out = _index._index_put(flat, (shape.reshape(pos, (-1,)),),
                           shape.reshape(src.to(input.dtype), (-1,)))
     return shape.reshape(out, tuple(input.shape))
 
@@ -349,7 +349,7 @@ def index_copy(input, dim, index, source):
                            f"shapes. Destination slice shape: {list(picked.shape)} at dimension "
                            f"{dim} and source slice shape: {list(source.shape)} at dimension 0.")
     flat = shape.reshape(input, (-1,))
-    out = _index.index_put(flat, (shape.reshape(picked, (-1,)),),
+    out = _index._index_put(flat, (shape.reshape(picked, (-1,)),),
                                        shape.reshape(source.to(input.dtype), (-1,)))
     return shape.reshape(out, tuple(input.shape))
 
@@ -376,6 +376,8 @@ def index_fill(input, dim, index, value):
                   creation.arange(n, device=input.device))
     hit = shape.reshape(reduce.any(hit, 0), (n,) + (1,) * (input.dim() - d - 1)) \
         if input.dim() else reduce.any(hit)
+    if not isinstance(value, Tensor):
+        check_fits(value, input.dtype.np)   # Note [Scalars that must fit]
     v = value.to(input.dtype) if isinstance(value, Tensor) else to_tensor(value, input.dtype)
     return math.where(hit, v, input)
 

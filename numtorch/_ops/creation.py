@@ -16,6 +16,7 @@ from .._core.tensor import _rebuild  # noqa: F401  (plain pickles written before
 from .._core.symbolic import Sym, is_symbolic
 from .._prims import creation as C
 from .._prims import random as R
+from ._common import check_fits, number_array
 
 
 def _is_meta(device):
@@ -141,8 +142,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if arr.dtype.kind == "O":
         raise TypeError(f"tensor(): could not infer a numeric dtype from {type(data).__name__}")
     d = _dt.to_dtype(dtype) if dtype is not None else _infer_dtype(arr, data)
+    _check_numbers(arr, d, data)
     arr = np.array(arr, dtype=d.np, copy=True)
     return _finish(arr, d, device, requires_grad)
+
+
+def _check_numbers(arr, d, data):
+    """tensor()'s test that Python numbers fit an integer dtype (Note [Scalars that must
+    fit]): its message names the dtype as Python does ("int8"). NumPy arrays and tensors are
+    cast, wrapping, as in PyTorch."""
+    if d.np.kind in "iu" and arr.size and arr.dtype.kind in "iuf" and \
+            not isinstance(data, (ndarray, Tensor)):
+        for v in (arr.min(), arr.max()):
+            check_fits(v.item(), d.np, names={})
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -154,6 +166,7 @@ def as_tensor(data, dtype=None, device=None):
         return from_numpy(data) if not _is_meta(device) else _finish(data, None, device)
     arr = _to_array(data)
     d = _dt.to_dtype(dtype) if dtype is not None else _infer_dtype(arr, data)
+    _check_numbers(arr, d, data)
     return _finish(np.asarray(arr, dtype=d.np), d, device)
 
 
@@ -242,7 +255,11 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     if dtype is None:
         dtype = _dt.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    return _filled(lambda s, d: np.full(s, value, dtype=d), (size,) if not isinstance(
+
+    def fill(s, d):
+        check_fits(value, d)   # Note [Scalars that must fit]
+        return np.full(s, number_array(value, d) if value.__class__ is int else value, dtype=d)
+    return _filled(fill, (size,) if not isinstance(
         size, (list, tuple)) else tuple(size), dtype, device, requires_grad, "full")
 
 

@@ -21,7 +21,8 @@ from .._core import dtypes as _dt
 from .._core.primitive import bind
 from .._core.tensor import Tensor, wrap_array
 from .._prims import indexing as I
-from ._common import canonical_dim, check_tensor, cpp_type_name, match_device, to_tensor
+from ._common import (canonical_dim, check_fits, check_tensor, cpp_type_name, is_scalar, match_device,
+                      number_array, scalar_type_name, to_tensor)
 from .shape import _as_view, flatten, movedim, reshape, select, slice_dim, unsqueeze
 from ._backward_names import backward_name
 
@@ -211,8 +212,18 @@ def positions(x, idx):
     return getitem(iota, idx)
 
 
-def index_put(x, idx, value, accumulate=False):
-    """Out-of-place ``x[idx] = value`` (or ``+=`` with ``accumulate``)."""
+def index_put(input, indices, values, accumulate=False):
+    """Out-of-place ``input[indices] = values`` (or ``+=`` with ``accumulate``); ``values``
+    must have ``input``'s dtype."""
+    if isinstance(values, Tensor) and values.dtype != input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_type_name(input.dtype)} for the destination and "
+                           f"{scalar_type_name(values.dtype)} for the source.")
+    return _index_put(input, indices, values, accumulate)
+
+
+def _index_put(x, idx, value, accumulate=False):
+    """``index_put`` casting ``value`` to ``x``'s dtype, as assignment does."""
     pos = positions(x, idx)
     value = to_tensor(value, x.dtype)
     if value.ndim > pos.ndim or any(a not in (1, b) for a, b in zip(
@@ -228,9 +239,19 @@ def index_put(x, idx, value, accumulate=False):
     return reshape(out, tuple(x.shape))
 
 
+_NUMBERS = (int, float, bool, complex)
+_FLOAT16, _FLOAT32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
 def setitem(x, idx, value):
     """``x[idx] = value`` in place."""
     d = x._data
+    if value.__class__ in _NUMBERS or not isinstance(value, Tensor) and is_scalar(value):
+        # Note [Scalars that must fit]: float16 is written through float32, as in PyTorch
+        dt = d.dtype if d.__class__ is ndarray else x.dtype.np
+        check_fits(value, dt if dt is not _FLOAT16 else _FLOAT32)
+        if value.__class__ is int and value < 0 and dt.kind == "u":
+            value = number_array(value, dt)   # wraps, as in PyTorch; NumPy refuses
     if d.__class__ is ndarray and not (x._requires_grad or (isinstance(value, Tensor) and (
             value._requires_grad or value._data.__class__ is not ndarray))):
         np_idx = _numpy_index(idx)
@@ -248,7 +269,7 @@ def setitem(x, idx, value):
             return
     # Through `inplace`, so autograd saves a snapshot of x, not the buffer being overwritten.
     from .inplace import inplace
-    inplace(x, lambda s: index_put(s, idx, value), "__setitem__")
+    inplace(x, lambda s: _index_put(s, idx, value), "__setitem__")
 
 
 def _numpy_index(idx):
@@ -311,6 +332,8 @@ def _scatter_common(input, dim, index, src, fn):
     check_tensor(input, "input", fn)
     _check_same_ndim(input, index, fn)
     d = canonical_dim(dim, input.ndim)
+    if not isinstance(src, Tensor) and is_scalar(src):
+        check_fits(src, input.dtype.np)   # Note [Scalars that must fit]
     src = to_tensor(src, input.dtype) if not isinstance(src, Tensor) else src.to(input.dtype)
     src = match_device(input, src)[1]
     if src.ndim == 0 or not isinstance(src, Tensor):
@@ -370,6 +393,7 @@ def masked_fill(input, mask, value):
                                f"tensor with {value.ndim} dimension(s).")
         value = value.to(input.dtype)
     else:
+        check_fits(value, input.dtype.np)   # Note [Scalars that must fit]
         value = to_tensor(value, input.dtype)
     out = where(mask, value, input)
     return out if tuple(out.shape) == tuple(input.shape) else _bad_mask(input, mask)
@@ -391,7 +415,7 @@ def masked_scatter(input, mask, source):
     from .shape import broadcast_tensors
     x, m = broadcast_tensors(input, mask)
     n = int(m.sum().item())
-    return index_put(x, m, source.reshape(-1)[:n])
+    return _index_put(x, m, source.reshape(-1)[:n])
 
 
 def nonzero(input, *, as_tuple=False):

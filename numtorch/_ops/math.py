@@ -17,10 +17,11 @@ from .._core.primitive import STACK, bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Tensor, wrap_array
 from .._prims import _onepass, elementwise as E
 from .._prims import shape as S
-from ._common import (_PROMOTE_CACHE, _promotion_key, broadcast_shapes, broadcast_to,
-                      check_tensor, convert, eager_array, elementwise_binary,
-                      elementwise_operands, float_dtype_for, is_scalar, match_device,
-                      number_array, result_type, scalar_type_name, to_tensor, unary_float)
+from ._common import (OPMATH, _PROMOTE_CACHE, _fast_ranges, _promotion_key,
+                      broadcast_shapes, broadcast_to, check_fits, check_param, check_tensor,
+                      convert, eager_array, elementwise_binary, elementwise_operands,
+                      float_dtype_for, is_scalar, match_device, number_array, result_type,
+                      scalar_type_name, to_tensor, unary_float)
 from ._backward_names import backward_name
 
 
@@ -30,6 +31,7 @@ from ._backward_names import backward_name
 def add(input, other, *, alpha=1, out=None):
     """Adds ``other``, scaled by ``alpha``, to ``input``: out = input + alpha * other."""
     if alpha != 1:
+        check_param(alpha, (input, other))   # Note [Scalars that must fit]
         other = mul(other, alpha)
     if out is None:
         return elementwise_binary(E.add, input, other)
@@ -42,6 +44,7 @@ def sub(input, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     if alpha != 1:
+        check_param(-alpha, (input, other))   # PyTorch adds other times -alpha
         other = mul(other, alpha)
     if out is None:
         return elementwise_binary(E.sub, input, other)
@@ -107,8 +110,13 @@ def floor_divide(input, other):
     return div(input, other, rounding_mode="floor")
 
 
+_POW_EXPONENT = {np.dtype(np.float32): np.dtype(np.float64)}   # Note [Scalars that must fit]
+
+
 def pow(input, exponent):
     """Takes the power of each element in ``input`` with ``exponent``."""
+    if isinstance(input, Tensor):
+        check_param(exponent, (input, exponent), _POW_EXPONENT)   # Note [Scalars that must fit]
     return elementwise_binary(E.pow, input, exponent)
 
 
@@ -370,6 +378,7 @@ def _zeros_like(x):
 @backward_name(lambda input, end, weight: "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0")
 def lerp(input, end, weight):
     """``input + weight * (end - input)``."""
+    check_param(weight, (input, end), OPMATH)   # Note [Scalars that must fit]
     return input + weight * (end - input)
 
 
@@ -426,12 +435,27 @@ def clamp(input, min=None, max=None):
             max.__class__ in _BOUNDS and (min is not None or max is not None):
         # Note [Eager clamp]
         key = ("clamp", d.dtype, d.ndim == 0, min.__class__, max.__class__, _dt._default[0])
-        dt = _PROMOTE_CACHE.get(key)
-        if dt is None:
-            dt = _PROMOTE_CACHE[key] = _clamp_dtype(d, min, max)
+        cached = _PROMOTE_CACHE.get(key)
+        if cached is None:
+            dt = _clamp_dtype(d, min, max)
+            cached = _PROMOTE_CACHE[key] = (dt, None if dt is None else _fast_ranges(dt))
+        dt, fits = cached
         if dt is not None:
-            lo = number_array(min, dt) if min is not None else _LIMITS[dt][0]
-            hi = number_array(max, dt) if max is not None else _LIMITS[dt][1]
+            # Note [Scalars that must fit]: a bound outside dt's range raises, as in PyTorch
+            if min is not None:
+                r = fits[min.__class__]
+                if not r[0] <= min <= r[1]:
+                    check_fits(min, dt)
+                lo = number_array(min, dt)
+            else:
+                lo = _LIMITS[dt][0]
+            if max is not None:
+                r = fits[max.__class__]
+                if not r[0] <= max <= r[1]:
+                    check_fits(max, dt)
+                hi = number_array(max, dt)
+            else:
+                hi = _LIMITS[dt][1]
             return wrap_array(_clip(d if d.dtype is dt else d.astype(dt), lo, hi))
     return _clamp(input, min, max)
 
@@ -447,8 +471,8 @@ def clamp(input, min=None, max=None):
 # dtype's extreme (±inf: a tie there keeps the same bits). The general path binds two
 # selects and a NaN fix per bound (Note [Clamp's gradient and NaN]); it makes a fresh NaN
 # where the fast path, as PyTorch, keeps the input's (its sign bit): the one difference,
-# NaN for NaN. Bounds out of an integer dtype's range wrap (`number_array`), as the
-# general path's do (PyTorch raises there).
+# NaN for NaN. Bounds out of the dtype's range raise on both paths (Note [Scalars that must
+# fit]).
 
 _BOUNDS = (int, float, type(None))
 _clip = np._core.umath.clip
@@ -485,6 +509,11 @@ def _clamp(input, min=None, max=None):
     check_tensor(input, "input", "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    bounds = [b for b in (min, max) if is_scalar(b)]
+    if bounds:   # Note [Scalars that must fit]: converted to the result's dtype, checked
+        dt = result_type(input, *[b for b in (min, max) if b is not None]).np
+        for b in bounds:
+            check_fits(b, dt)
     out = input
     if min is not None:
         out = _clamp_bound(out, min, lower=True)
@@ -622,6 +651,10 @@ def where(condition, input=None, other=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {scalar_type_name(condition.dtype)}")
     dt = _where_dtype(input, other)
+    if not isinstance(input, Tensor):
+        check_param(input, (input, other), OPMATH)   # Note [Scalars that must fit]
+    if not isinstance(other, Tensor):
+        check_param(other, (input, other), OPMATH)
     condition, x, y = match_device(condition, to_tensor(input, dt), to_tensor(other, dt))
     sc, sx, sy = condition._data.shape, x._data.shape, y._data.shape
     if len(sc) == len(sx) and sc == sx and (not sy or sy == sc):   # Note [Comparing shapes]

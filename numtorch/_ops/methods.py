@@ -14,7 +14,7 @@ from . import (_threaded, creation, index, inplace as _inplace, linalg, math, re
                shape, sorting)
 from .._core.primitive import STACK, grad_mode
 from .._prims import _onepass, elementwise as E
-from ._common import (_fast_operand, broadcast_pair, convert, fast_result_dtype, number_array,
+from ._common import (_fast_operand, broadcast_pair, check_fits, convert, fast_result_dtype, number_array,
                       result_type, scalar_type_name, to_tensor)
 
 
@@ -268,8 +268,9 @@ def fill_(self, value):
                                f"with {value.ndim} dimensions.")
         return _inplace.inplace(self, lambda s: value.to(self.dtype).expand(tuple(self.shape)), "fill_")
     d = self._data
+    check_fits(value, d.dtype if d.__class__ is np.ndarray else self.dtype.np)   # Note [Scalars that must fit]
     if d.__class__ is np.ndarray and not self._requires_grad:
-        d.fill(value)
+        d.fill(number_array(value, d.dtype) if value.__class__ is int else value)
         self._version_counter.value += 1
         return self
     return _inplace.inplace(self, lambda s: creation.full_like(s, value), "fill_")

@@ -21,7 +21,7 @@ from .._core.primitive import bind
 from .._ops import math as M
 from .._ops import reduce as R
 from .._ops import shape as S
-from .._ops._common import canonical_dim, check_tensor
+from .._ops._common import canonical_dim, check_param, check_tensor
 from .._ops.creation import ones, rand, tensor as _tensor, zeros as _zeros
 from .._ops.index import one_hot  # noqa: F401  (re-exported: F.one_hot)
 from .._ops.inplace import inplace as _inplace
@@ -111,6 +111,10 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """Clamps ``input`` to ``[min_val, max_val]`` (gradient 0 at and beyond the bounds)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype == _dt.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    for bound in (min_val, max_val):   # Note [Scalars that must fit]: where's check is wider
+        check_param(bound, (input,))
     return _apply(input, lambda x: M.where(x <= min_val, min_val, M.where(x >= max_val, max_val, x)),
                   inplace, "hardtanh_")
 
@@ -224,6 +228,8 @@ def tanhshrink(input):
 @backward_name("ThresholdBackward0")
 def threshold(input, threshold, value, inplace=False):
     """``x`` where ``x > threshold``, else ``value``."""
+    for number in (threshold, value):   # Note [Scalars that must fit]: where's check is wider
+        check_param(number, (input,))
     return _apply(input, lambda x: M.where(x > threshold, x, value), inplace, "threshold_")
 
 
