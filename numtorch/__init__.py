@@ -86,8 +86,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
 
 
 def __getattr__(name):
-    # torch._dynamo / torch.compiler / torch._logging load on first use (import stays fast)
-    if name in ("_dynamo", "compiler", "_logging", "distributed", "distributions", "func", "fft"):
+    # torch._dynamo / torch._inductor / torch.compiler / torch._logging load on first use
+    # (import stays fast)
+    if name in ("_dynamo", "_inductor", "compiler", "_logging", "distributed", "distributions",
+                "func", "fft"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     # torch.einsum and torch.vmap load on first use, then are attributes like any other

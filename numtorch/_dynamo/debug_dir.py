@@ -6,7 +6,8 @@ Per captured frame, a folder ``<dir>/run_<pid>/<n>_<function>/`` with ``bytecode
 file:line), ``guards.py`` (the generated guard function and each guard in words),
 ``run.py`` (the generated code running the entry: graph call, side effects, break and
 resume call) and ``breaks.txt`` (each graph break's reason, fix and user stack).
-``<dir>`` is ``NUMTORCH_COMPILE_DEBUG_DIR`` or ``./numtorch_compile_debug``.
+``<dir>`` is ``NUMTORCH_COMPILE_DEBUG_DIR`` or ``./numtorch_compile_debug``. Setting
+``numtorch._inductor.config.trace.enabled = True`` does the same as the variable.
 
 Read only at capture time (never on a cache hit). Must not change what is captured.
 """
@@ -21,7 +22,8 @@ _COUNTER = itertools.count()
 
 
 def enabled() -> bool:
-    return os.environ.get("NUMTORCH_COMPILE_DEBUG", "") not in ("", "0")
+    from .._inductor import config
+    return config.trace.enabled or os.environ.get("NUMTORCH_COMPILE_DEBUG", "") not in ("", "0")
 
 
 def dump(code, graph, guard, run, breaks, reason=""):

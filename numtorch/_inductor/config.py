@@ -25,6 +25,20 @@ max_autotune = False
 compile_threads = int(os.environ.get("NUMTORCH_COMPILE_THREADS", 0)) or min(os.cpu_count() or 1, 8)
 
 
+class trace:
+    """Debug output of each compile: ``enabled`` writes what NUMTORCH_COMPILE_DEBUG=1 writes
+    (PyTorch's TORCH_COMPILE_DEBUG; numtorch/_dynamo/debug_dir.py), read at capture time."""
+
+    enabled = False
+
+
+class triton:
+    """GPU code generation. numtorch has no GPU backend: these are accepted, as a CPU build
+    of PyTorch accepts them, and change nothing."""
+
+    cudagraphs = False
+
+
 class cpp:
     """C/OpenMP code generation."""
 

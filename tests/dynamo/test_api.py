@@ -468,6 +468,22 @@ def test_api_misuse_names_the_argument_and_what_was_expected(call, exc, message)
         call()
 
 
+def test_inductor_config_trace_enabled_writes_the_debug_folder(monkeypatch, tmp_path):
+    """The FAQ's ``torch._inductor.config.trace.*`` and ``triton.cudagraphs`` lines run:
+    ``trace.enabled`` does what NUMTORCH_COMPILE_DEBUG=1 does; cudagraphs is accepted."""
+    monkeypatch.delenv("NUMTORCH_COMPILE_DEBUG", raising=False)
+    monkeypatch.setenv("NUMTORCH_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch._inductor.config.triton.cudagraphs = False
+    monkeypatch.setattr(torch._inductor.config.trace, "enabled", False)
+    torch.compile(lambda x: x.sin() + 1, backend="eager")(torch.ones(3))
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(torch._inductor.config.trace, "enabled", True)
+    torch.compile(lambda x: x.cos() + 1, backend="eager")(torch.ones(3))
+    (run_dir,) = list(tmp_path.iterdir())
+    (frame,) = list(run_dir.iterdir())
+    assert "prims.cos" in (frame / "graph.py").read_text()
+
+
 def test_compile_debug_writes_each_stage(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("NUMTORCH_COMPILE_DEBUG", "1")
     monkeypatch.setenv("NUMTORCH_COMPILE_DEBUG_DIR", str(tmp_path))
