@@ -147,9 +147,9 @@ def cache_dir():
     return d
 
 
-def cache_key(source, cc, vector_math=False):
+def cache_key(source, cc, vector_math=False, include=()):
     h = hashlib.sha256()
-    for part in (source, _compiler_id(cc), " ".join(_flags(cc, vector_math)), _cpu_id()):
+    for part in (source, _compiler_id(cc), " ".join(_flags(cc, vector_math, include)), _cpu_id()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
@@ -165,10 +165,10 @@ def cache_key(source, cc, vector_math=False):
 NO_SINCOS = ("-fno-builtin-cos", "-fno-builtin-cosf")
 
 
-def _flags(cc, vector_math=False):
+def _flags(cc, vector_math=False, include=()):
     extra = ("-Wl,-z,defs", "-lmvec") if vector_math else ()   # last: _compile moves them
     return (config.cpp.opt_level,) + FLAGS + NO_SINCOS * vector_math + \
-        openmp.link_flags(cc, cache_dir()) + extra
+        tuple("-I" + d for d in include) + openmp.link_flags(cc, cache_dir()) + extra
 
 
 @functools.lru_cache(maxsize=None)
@@ -198,12 +198,12 @@ def _atomic_write_text(path, text):
     os.replace(tmp, path)
 
 
-def _compile(units, cc, so, vector_math):
+def _compile(units, cc, so, vector_math, include=()):
     """Compile the translation ``units`` into ``so`` through temporary files, then rename
     it in place. Several units compile at once, one compiler process each, and are linked
     (Note [Parallel builds], launcher.py)."""
     d = os.path.dirname(so)
-    flags, libs = list(_flags(cc, vector_math)), ["-lm"]
+    flags, libs = list(_flags(cc, vector_math, include)), ["-lm"]
     if vector_math:                       # libraries after the objects that need them
         flags, libs = flags[:-2], flags[-2:] + libs
     fd, stem = tempfile.mkstemp(dir=d, prefix=".tmp-")
@@ -240,15 +240,17 @@ def _check(cmd, returncode, stderr):
         raise RuntimeError(f"C compiler failed ({' '.join(cmd)}):\n{stderr[-4000:]}")
 
 
-def load(source, vector_math=False):
+def load(source, vector_math=False, include=()):
     """The loaded library for C ``source`` (compiled or taken from the cache): one text,
     or a list of translation units linked into one library (Note [Parallel builds],
-    launcher.py); with ``vector_math`` it links glibc's libmvec (Note [Vector math])."""
+    launcher.py); with ``vector_math`` it links glibc's libmvec (Note [Vector math]);
+    ``include`` names directories of headers it includes (Python's and NumPy's, for the
+    small-tensor kernels: _prims/_small.py), a part of the cache key."""
     cc = compiler()
     if cc is None:
         raise RuntimeError("no C compiler")
     units = [source] if isinstance(source, str) else list(source)
-    key = cache_key("\f".join(units), cc, vector_math)
+    key = cache_key("\f".join(units), cc, vector_math, include)
     lib = _LOADED.get(key)
     if lib is not None:
         return lib
@@ -262,7 +264,7 @@ def load(source, vector_math=False):
                     if os.path.exists(so):
                         log.warning("kernel cache entry %s is corrupt; rebuilding", so)
                     log.info("compiling %s", so)
-                    _compile(units, cc, so, vector_math)
+                    _compile(units, cc, so, vector_math, include)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     # Note [The kernels' own OpenMP runtime] (openmp.py): loaded first, then the kernels
@@ -276,14 +278,14 @@ def load(source, vector_math=False):
     return lib
 
 
-def load_or_none(source, what):
+def load_or_none(source, what, include=()):
     """The library for C ``source`` (``load``), or None where no compiler works or the build
     fails, which is logged naming ``what``: for eager ops' kernels, whose callers then
     compute with NumPy (_prims/_onepass.py, _ops/_threaded.py)."""
     if not usable():
         return None
     try:
-        return load(source)
+        return load(source, include=include)
     except (RuntimeError, OSError) as e:
         log.warning("%s: no C kernel (%s); using NumPy", what, str(e)[:200])
         return None

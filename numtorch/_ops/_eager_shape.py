@@ -13,7 +13,7 @@ import numpy as np
 from numpy import ndarray
 
 from .._core.tensor import Size, Tensor, wrap, wrap_sharing
-from .._prims import shape as S
+from .._prims import _small, shape as S
 from ._common import broadcast_to as _broadcast_to, eager_array
 
 
@@ -106,7 +106,10 @@ def _remember_view(op, input, args, out, kind, p, packed=False):
 # rank, with an int ``dim`` in range and sizes that match off ``dim`` (stack: the same
 # shape), are the one `concatenate` the general path binds, applied to the arrays (stack's
 # with each array given its new dim of size 1, the reshape `unsqueeze` binds); anything
-# else (promotion, errors, the empty 1-D tensors cat skips) takes the general path.
+# else (promotion, errors, the empty 1-D tensors cat skips) takes the general path. For
+# C-contiguous arrays of a numeric dtype that concatenation is one C call copying blocks
+# (`_small.cat`, Note [Small-tensor kernels]): np.concatenate costs ~0.7 us on two
+# 10-element arrays, and stack's reshape of it another ~0.25.
 
 def _eager_cat(tensors, dim, new_dim):
     """``cat(tensors, dim)`` (``stack`` with ``new_dim``) by Note [Eager cat and stack], or None."""
@@ -114,21 +117,23 @@ def _eager_cat(tensors, dim, new_dim):
     if c is not list and c is not tuple or dim.__class__ is not int:
         return None
     arrays = []
-    shape = None
-    same = True
     for t in tensors:
         d = eager_array(t)
         if d is None:
             return None
-        if shape is None:
-            dt, shape = d.dtype, d.shape
-        elif d.dtype is not dt:
-            return None
-        elif d.shape != shape:
-            same = False
         arrays.append(d)
-    if shape is None:
+    out = _small.cat(arrays, dim, new_dim)   # C-contiguous arrays: one C call, memcpy
+    if out is not None:
+        return wrap(out)
+    if not arrays:
         return None
+    dt, shape = arrays[0].dtype, arrays[0].shape
+    same = True
+    for d in arrays:
+        if d.dtype is not dt:
+            return None
+        if d.shape != shape:
+            same = False
     nd = len(shape) + new_dim
     if not -nd <= dim < nd or not nd:
         return None

@@ -11,9 +11,9 @@ from numpy import ndarray
 
 from .._core import dtypes as _dt
 from .._core.primitive import bind, grad_mode
-from .._core.tensor import TENSOR_TYPES, Tensor, wrap_array
+from .._core.tensor import TENSOR_TYPES, Tensor, wrap, wrap_array
 from .._prims import reduction as Rd
-from .._prims import elementwise as E
+from .._prims import _small, elementwise as E
 from ._common import (canonical_dim, check_tensor, convert, eager_array, float_dtype_for,
                       scalar_type_name)
 from ._backward_names import backward_name
@@ -152,6 +152,8 @@ def _check_nonempty(x, dim, fn):
 def _extremum(arg_prim, red_prim, fn):
     def op(input, dim=None, keepdim=False, *, other=None):
         check_tensor(input, "input", fn)
+        if dim is None and other is not None:
+            dim = other   # max(input, other=t): as max(input, t)
         if isinstance(dim, Tensor):  # max(input, other)
             from .math import maximum, minimum
             return (maximum if fn == "max" else minimum)(input, dim)
@@ -183,8 +185,9 @@ def _zeros_index(like):
 
 def _extremum_name(stem):
     """``max()`` is MaxBackward1, ``max(dim)`` MaxBackward0; ``max(other)`` keeps maximum's."""
-    return lambda input, dim=None, *a, **k: (f"{stem}Backward1" if dim is None else
-                                              f"{stem}Backward0" if isinstance(dim, int) else None)
+    return lambda input, dim=None, *a, other=None, **k: (
+        f"{stem}Backward1" if dim is None and other is None else
+        f"{stem}Backward0" if isinstance(dim, int) else None)
 
 
 _max = backward_name(_extremum_name("Max"))(_extremum(Rd.argmax, Rd.reduce_max, "max"))
@@ -195,8 +198,12 @@ def max(input, dim=None, keepdim=False, *, other=None):
     """Returns the maximum of ``input``; with ``dim``, a namedtuple (values, indices) whose
     gradient flows to the selected element."""
     d = eager_array(input)
-    if dim is None and d is not None and d.size:   # Note [Eager fast path]: reduce_max's impl
-        return wrap_array(np.maximum.reduce(d, axis=_all_axes(d.ndim)))
+    if dim is None and d is not None and other is None:
+        out = _small.amax(d)   # one C call: Note [Small-tensor kernels], _prims/_small.py
+        if out is not None:
+            return wrap(out)
+        if d.size:   # Note [Eager fast path]: reduce_max's impl
+            return wrap_array(np.maximum.reduce(d, axis=_all_axes(d.ndim)))
     return _max(input, dim, keepdim, other=other)
 
 
@@ -204,8 +211,12 @@ def min(input, dim=None, keepdim=False, *, other=None):
     """Returns the minimum of ``input``; with ``dim``, a namedtuple (values, indices) whose
     gradient flows to the selected element."""
     d = eager_array(input)
-    if dim is None and d is not None and d.size:   # Note [Eager fast path]: reduce_min's impl
-        return wrap_array(np.minimum.reduce(d, axis=_all_axes(d.ndim)))
+    if dim is None and d is not None and other is None:
+        out = _small.amin(d)   # one C call: Note [Small-tensor kernels], _prims/_small.py
+        if out is not None:
+            return wrap(out)
+        if d.size:   # Note [Eager fast path]: reduce_min's impl
+            return wrap_array(np.minimum.reduce(d, axis=_all_axes(d.ndim)))
     return _min(input, dim, keepdim, other=other)
 
 
@@ -303,12 +314,15 @@ def logsumexp(input, dim, keepdim=False):
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Softmax over ``dim``: exp(x) / sum(exp(x))."""
     d = eager_array(input)
-    if d is not None and dtype is None and dim.__class__ is int and d.dtype.kind == "f" and \
-            d.size and -len(d.shape) <= dim < len(d.shape):
-        # Note [Eager softmax]: the general path's five primitives on the arrays
-        m = np.maximum.reduce(d, axis=dim, keepdims=True)
-        e = E.exp.impl(E.sub.impl(d, m))
-        return wrap_array(E.div.impl(e, np.add.reduce(e, axis=dim, keepdims=True)))
+    if d is not None and dtype is None and dim.__class__ is int:
+        out = _small.softmax(d, dim)   # Note [Eager softmax]: one C call
+        if out is not None:
+            return wrap(out)
+        if d.dtype.kind == "f" and d.size and -len(d.shape) <= dim < len(d.shape):
+            # Note [Eager softmax]: the general path's five primitives on the arrays
+            m = np.maximum.reduce(d, axis=dim, keepdims=True)
+            e = E.exp.impl(E.sub.impl(d, m))
+            return wrap_array(E.div.impl(e, np.add.reduce(e, axis=dim, keepdims=True)))
     return _softmax(input, dim, dtype)
 
 
@@ -317,6 +331,8 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
 # in range is what the general path's primitives compute, applied to the array directly:
 # reduce_max over the dim (kept as size 1, which `keepdims` does in the same reduction:
 # the same values), sub, exp, reduce_sum, div, each by its primitive's impl or ufunc.
+# Over the last dim of a C-contiguous float32/float64 array one C call computes those
+# five steps with the same bits (`_small.softmax`, Note [Small-tensor kernels]).
 # Other inputs (a dtype to convert to, an implicit dim, an integer or empty tensor, a 0-d
 # one) take the general path.
 

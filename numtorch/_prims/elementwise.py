@@ -12,7 +12,7 @@ import numpy as np
 
 from .._core.primitive import STACK, Primitive
 from .._core.tensor import wrap
-from . import _onepass, _special_math as _special
+from . import _onepass, _small, _special_math as _special
 from ._helpers import T, batch_all_to_front, same_shape
 
 # ---------------------------------------------------------------------------------------
@@ -142,7 +142,14 @@ def _sigmoid_formula(x):
 # exp(-x) overflows to inf for x < -88 (float32): 1 / inf is sigmoid's 0, not an error.
 # `_errstate` ignores it as `np.errstate` would, at a tenth of the cost (nothing else can
 # raise: 1 + exp(-x) >= 1).
-_sigmoid_impl = _errstate(_sigmoid_formula)
+_sigmoid_numpy = _errstate(_sigmoid_formula)
+
+
+def _sigmoid_impl(x):
+    # One C call with the formula's bits where it applies (Note [Small-tensor kernels],
+    # _small.py), so eager, bound and compiled-fallback sigmoids agree; else NumPy's four.
+    out = _small.sigmoid(x)
+    return out if out is not None else _sigmoid_numpy(x)
 
 
 sigmoid = unary("sigmoid", _sigmoid_impl, lambda x, y: y * (1 - y))
