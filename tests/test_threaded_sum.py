@@ -76,6 +76,18 @@ def test_sums_equal_numpys_bit_for_bit_at_thousands_of_sizes(dtype, threads, sum
 
 
 @needs_kernel
+def test_every_element_counted_once(threads, sums):
+    """Sums of ones are exact counts: a leaf missed or added twice, or an element on two
+    leaves, would be off by its size; a sum of element indices would see a shifted leaf."""
+    for n in (SUM_LARGE, 3 * 32768 + 7, (1 << 20) + 129, 5_000_011):
+        _same_bits(_threaded.sum_all(np.ones(n)), np.float64(n))
+        _same_bits(_threaded.sum_all(np.arange(n, dtype=np.float64)), np.float64(n * (n - 1) // 2))
+        if n < 1 << 24:
+            _same_bits(_threaded.sum_all(np.ones(n, np.float32)), np.float32(n))
+    assert len(sums) == 12 and {t for _, t in sums} == {threads}
+
+
+@needs_kernel
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_special_values(dtype, threads):
     """inf, NaN, -0.0 (a sum of -0.0s is +0.0: NumPy starts from the identity),

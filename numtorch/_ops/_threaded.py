@@ -1,16 +1,19 @@
-"""Large eager elementwise arithmetic on numtorch's threads: ``binary`` and ``binary_``.
+"""Large eager elementwise arithmetic and full sums on numtorch's threads: ``binary``,
+``binary_`` and ``sum_all``.
 
 ``binary(prim, a, b)`` returns ``prim.impl(a, b)`` for the primitives add, sub, mul and div
-on NumPy arrays, computed by a small OpenMP C kernel split statically over
+on NumPy arrays, computed by a small C kernel on numtorch's own pool of
 ``numtorch.get_num_threads()`` threads where it applies (float32 or float64 operands of
 one dtype, same shape and C-contiguous, or one a 0-d array) and by ``prim.impl`` itself
-otherwise; ``binary_(prim, d, o)`` writes ``prim(d, o)`` into ``d`` the same way. The kernel
-is built and cached by the compile backend's machinery (numtorch/_inductor/build.py); with
-no working compiler NumPy computes. Callers call these only above ``LARGE`` elements (one
-comparison on their hot path; Note [Large elementwise ops on numtorch's threads]). This
-module knows nothing of Tensors or autograd: it computes a forward value. Compiled kernels
-run their chunks on the same pool (``pool_address``; Note [Kernels on the pool],
-_inductor/pool.py).
+otherwise; ``binary_(prim, d, o)`` writes ``prim(d, o)`` into ``d`` the same way.
+``sum_all(a)`` is ``np.add.reduce(a, axis=None)``, NumPy's bits, computed on the pool for
+aligned C-contiguous float32/float64 arrays (Note [NumPy's sum on the pool]). The kernels
+are built and cached by the compile backend's machinery (numtorch/_inductor/build.py); with
+no working compiler NumPy computes. Callers call these only from ``LARGE`` (``SUM_LARGE``)
+elements on (one comparison on their hot path; Note [Large elementwise ops on numtorch's
+threads]). This module knows nothing of Tensors or autograd: it computes a forward value.
+Compiled kernels run their chunks on the same pool (``pool_address``; Note [Kernels on the
+pool], _inductor/pool.py).
 """
 from __future__ import annotations
 
@@ -128,7 +131,15 @@ SUM_LARGE = 1 << 14       # elements; Note [NumPy's sum on the pool]
 #       NumPy        1.19   1.75   3.91   12.9   46.2   172    728    2071
 #       nt_sum (1)   2.33   2.61   3.52   7.33   21.2   67.4   475    1567
 # (nt_sum's fixed cost, ~1.2 us more than np.add.reduce's, is the ctypes call and the 0-d
-# output.) SUM_LARGE = 16K, where the C loop first wins.
+# output.) SUM_LARGE = 16K, where the C loop first wins. On two threads (1 and 2 threads
+# alternating in one process, 60 blocks of 30 calls each, load 5.9, us; the minimum and
+# 10th percentile are the calls that found the worker running, the median those that did
+# not, most of them under this load):
+#       elements         64K              128K             256K             1M
+#       one thread       5.8 / 5.9 / 6.0  9.3 / 9.4 / 9.6  18.4/18.9/19.3   59.8/60.7/62.0
+#       two threads      4.4 / 4.6 / 6.5  6.2 / 6.5 / 10.5 10.2/10.6/19.7   33.0/34.1/61.3
+# so leaves of at least SUM_LEAF = 32K elements (the pool from 64K on): a gain of a
+# quarter where the worker runs against 0.5-0.9 us (the wake-up) where it does not.
 
 # Note [Chunks and vectors of the eager ops]
 # Two changes to the kernel above, for the 1000x1000 float32 add at 2 threads, which was
