@@ -52,7 +52,7 @@ from .._threads import get_num_threads
 # 8.0-12.0 ms per call at load 1.9-2.4 a few minutes later.) So the kernel keeps its own small pool (Note [A pool that never
 # waits for a sleeping worker], in _SOURCE): the caller and the workers claim chunks
 # (of 16K elements at first; now Note [Chunks and vectors of the eager ops]), a worker
-# spins 20 us for the next job before it sleeps,
+# spins 20 us (now 200: Note [How long a worker spins]) for the next job before it sleeps,
 # and the caller waits only for chunks a worker has claimed, so a worker that is not
 # running costs the caller nothing but the claims: it computes the whole op itself.
 # Measured (2 threads fixed, medians of 300 calls, wall, us, float32):
@@ -192,6 +192,29 @@ SUM_LARGE = 1 << 14       # elements; Note [NumPy's sum on the pool]
 # process allowed one CPU computes on the caller alone: a worker there could only take
 # turns with it.
 
+# Note [How long a worker spins]
+# A worker that finds no job spins SPIN_NS, then sleeps; one asleep must be woken (a futex
+# call by the caller) and then scheduled, which on a busy core took 100-180 us (median,
+# load 8.7, traces as in Note [Workers off the caller's CPU]) against a job of 60-80 us
+# at two threads: the job was mostly over by then. 20 us was chosen on a quiet machine,
+# where the worker stays awake between back-to-back calls anyway (no spin measured
+# better there). Under load, the same loop (eager `x + y`, 1000x1000 float32, 2 threads),
+# the kernels alternating in one process in blocks of 300 calls, 90 s per run, median of
+# the blocks' medians per call (us) and the share of calls the worker took part in:
+#       spin      20 us       50 us       100 us      200 us      500 us      1 ms
+#       load 8.3  170 / 51%   131 / 62%   -           102 / 69%   -           -
+#       load 8.0  -           -           90 / 75%    87 / 82%    -           97 / 69%
+#       load 10   174 / 55%   -           -           86 / 77%    98 / 66%    -
+# The process's CPU time over its wall time hardly moved (0.38 at 20 us, 0.40-0.41 at
+# 200-500 us): a spinning worker on a contended core takes its fair share, no more. Longer
+# than 200 us was worse in both runs that tried it (a thread that ran longer waits longer
+# to be scheduled once it does sleep, by EEVDF's lag), so SPIN_NS = 200 us: on a quiet
+# machine a lone large op costs the other core up to 200 us of spinning after it
+# (PyTorch's libgomp spins 300,000 `pause` loops, about 14 ms on this CPU). With more
+# threads than the caller's CPUs, workers spin a tenth of that (20 us, as before): there a
+# spinning worker holds a CPU that a computing one needs (libgomp cuts its spin to 100
+# loops then).
+
 _SOURCE = r"""
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -219,7 +242,8 @@ _SOURCE = r"""
    Workers keep off the CPU the caller last ran on (Note [Workers off the caller's CPU]). */
 #define CHUNK 4096                 /* Note [Chunks and vectors of the eager ops] */
 #define MAX_WORKERS 63
-#define SPIN_NS 20000            /* a worker spins this long for the next job, then sleeps */
+#define SPIN_NS 200000     /* a worker spins this long for the next job, then sleeps:
+                              Note [How long a worker spins] (_threaded.py) */
 
 #define NT_LOOP(T, OP, AS, BS)                                                          \
     { T *o = out; const T *x = a, *y = b;                                               \
@@ -309,6 +333,12 @@ static void keep_off_caller(int *away) {
     *away = c;
 }
 
+/* how long to spin: SPIN_NS, or a tenth of it when the last job had more threads than
+   the caller may use CPUs (a spinning worker would then hold a CPU another one needs) */
+static uint64_t spin_ns(void) {
+    return atomic_load(&job_workers) < n_allowed ? SPIN_NS : SPIN_NS / 10;
+}
+
 static void *worker(void *arg) {
     int index = (int)(intptr_t)arg, away = -1;
     sigset_t all;                        /* signals are the interpreter's threads' to take */
@@ -316,7 +346,7 @@ static void *worker(void *arg) {
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     uint32_t seen = atomic_load(&published);
     for (;;) {
-        uint64_t until = now_ns() + SPIN_NS;
+        uint64_t until = now_ns() + spin_ns();
         uint32_t job;
         for (int k = 0; (job = atomic_load(&published)) == seen; k++) {
             if ((k & 255) == 255) keep_off_caller(&away);
@@ -325,7 +355,7 @@ static void *worker(void *arg) {
                 if (atomic_load(&published) == seen)
                     syscall(SYS_futex, &published, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
                 atomic_fetch_sub(&sleepers, 1);
-                until = now_ns() + SPIN_NS;
+                until = now_ns() + spin_ns();
             }
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
