@@ -161,3 +161,31 @@ def test_a_numpy_that_sums_otherwise_is_caught(monkeypatch):
     monkeypatch.setattr(_threaded, "_sum", [])
     a = _data(np.float32, SUM_LARGE * 4, 6)
     _same_bits(torch.tensor(a).sum(), np.add.reduce(a))
+
+
+@needs_kernel
+def test_sums_from_several_threads_at_once(sums):
+    """Callers on four Python threads (the pool takes one job at a time; the others sum
+    alone) with two threads set: every sum is NumPy's."""
+    import threading
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        arrays = [_data(np.float32, (1 << 20) + 17 * i, 10 + i) for i in range(4)]
+        results = [None] * 4
+
+        def run(i):
+            x = torch.tensor(arrays[i])
+            results[i] = [x.sum().numpy() for _ in range(20)]
+
+        workers = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+    finally:
+        torch.set_num_threads(before)
+    for a, got in zip(arrays, results):
+        for r in got:
+            _same_bits(r, np.add.reduce(a))
+    assert len(sums) == 80 and {t for _, t in sums} == {2}
