@@ -82,6 +82,9 @@ from .._threads import get_num_threads
 # with another process on the second core it costs up to 1.4x NumPy's time at 2 threads
 # (2x at load 5), where OpenMP's barrier cost up to 10x and PyTorch's spinning runtime
 # 50x; the adaptive policy runs one thread under real load (then NumPy computes).
+# (Since then the worker keeps off the caller's CPU and spins longer, and with another
+# process on the second core the add took 0.5-0.65x NumPy's time: Notes [Workers off
+# the caller's CPU] and [How long a worker spins].)
 # LARGE = 128K is the first size measured to win, quiet, with either version.
 # Why C and not a Python pool over the ufunc (ufuncs release the GIL): waking a Python
 # thread costs about 50 us here, so splitting the 1000x1000 add over a ThreadPoolExecutor
