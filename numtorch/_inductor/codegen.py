@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.ir import Const, Var
 from .scheduler import C_TYPES, Kernel, dtype_of, shape_of
-from . import config, gemm, launcher, pool, streaming
+from . import config, gemm, launcher, pool, rounding, streaming, tiling
 from .vector_math import EXP_PRELUDE, MATH_CALL, VECTOR_MATH
 
 PRELUDE = r"""
@@ -37,7 +37,8 @@ PRELUDE = r"""
 #define nt_min(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
 /* torch.sign: sign(nan) == sign(-0.0) == 0 */
 #define nt_sign(a) ((a) > 0 ? 1 : (a) < 0 ? -1 : 0)
-/* np.remainder on floats: the result takes the divisor's sign */
+/* np.remainder on floats: the result takes the divisor's sign (exact: libm's fmod in
+   double; rows use the fast form where it is exact, Note [Remainder in float arithmetic]) */
 #define nt_rem(a, b) nt_rem_impl((a), (b))
 static inline double nt_rem_impl(double a, double b) {
     double r = fmod(a, b);
@@ -45,7 +46,7 @@ static inline double nt_rem_impl(double a, double b) {
     else if (r == 0) r = copysign(0.0, b);
     return r;
 }
-""" + streaming.PRELUDE + EXP_PRELUDE
+""" + streaming.PRELUDE + tiling.PRELUDE + rounding.PRELUDE + EXP_PRELUDE
 
 
 class Unfusable(Exception):
@@ -105,8 +106,10 @@ class Buffers:
 class Emitter:
     """Writes one kernel's C; ``foreign`` collects reductions of other kernels it reads."""
 
-    def __init__(self, sched, kernel, buffers, dry=False, prefix=""):
+    def __init__(self, sched, kernel, buffers, dry=False, prefix="", tile=None):
         self.sched, self.kernel, self.buffers, self.dry = sched, kernel, buffers, dry
+        self.tile = None if tile is None else tiling.Tile(    # Note [Tiled kernels]
+            tile, kernel.final_outer(), index_names("o", kernel.final_outer()), kernel.shape[-1])
         self.prefix = prefix
         self.outer = kernel.final_outer()
         self.outer_idx = index_names("o", self.outer)
@@ -119,6 +122,7 @@ class Emitter:
         self.pieces = []      # a horizontal kernel's loop nests, with their work (pool.py)
         self.scalars = {}     # buffer name -> its one element's local (Note [One-element reads at entry])
         self.written = set()  # id(var) of stored values this kernel has written (Note [Stored values read back])
+        self.checks = None    # the fast forms' checks, while a row of them is emitted (rounding.py)
         self.lines = []
         self.counter = 0
 
@@ -155,7 +159,7 @@ class Emitter:
                 self.foreign.append(v)
             return self.read(v, idx)
         if (comp is not None and comp.kernel is self.kernel and id(v) in self.written
-                and tuple(idx[:n]) == self.outer_idx and n):      # Note [Stored values read back]
+                and tuple(idx[:n]) == self.outer_idx and n and self.tile is None):      # Note [Stored values read back]
             return f"{self.buffers.name(v)}[{flat_index(idx, v.shape)}]"    # not at entry
         expr = self.expr(node, idx, scope)
         name = self.local()
@@ -169,7 +173,8 @@ class Emitter:
         kernel's entry (Note [One-element reads at entry])."""
         name = self.buffers.name(v)
         if int(np.prod(shape_of(v))) != 1:
-            return f"{name}[{flat_index(idx, shape_of(v))}]"
+            staged = self.tile and self.tile.read(name, np.dtype(dtype_of(v)), idx, shape_of(v))
+            return staged or f"{name}[{flat_index(idx, shape_of(v))}]"
         if name not in self.scalars:
             self.scalars[name] = f"sv{len(self.scalars) + 1}"
         return self.scalars[name]
@@ -181,7 +186,11 @@ class Emitter:
             kind = dtype_of(node.ins[0]).kind if node.ins else "f"
             if node.prim.name == "convert_element_type" and out.dtype.kind == "b":
                 return f"({args[0]} != 0)"
-            return rule.expr_for(kind).format(*args, T=C_TYPES[out.dtype.name])
+            c = rule.expr_for(kind)
+            if self.checks is not None and c in rounding.CHECKED:   # Note [Remainder in float arithmetic]
+                c, ok = rounding.CHECKED[c]
+                self.checks.append(ok.format(*args))
+            return c.format(*args, T=C_TYPES[out.dtype.name])
         if rule.kind == "movement":
             def load(k, index):
                 return self.load(node.ins[k], list(index), scope)
@@ -191,12 +200,14 @@ class Emitter:
         raise AssertionError(f"{node.prim.name} is not inlined")
 
     # -- computations -------------------------------------------------------------------
-    def loops(self, names, shape, body, simd, reduction=None):
-        """Nested loops over ``shape`` (size-1 dims have none) around ``body`` lines."""
+    def loops(self, names, shape, body, simd, reduction=None, last=None):
+        """Nested loops over ``shape`` (size-1 dims have none) around ``body`` lines; the
+        innermost from ``last[0]`` to ``last[1]`` where given (a tile's columns)."""
         dims = [(i, n) for i, n in zip(names, shape) if n != 1]
         out = list(body)
         for k, (i, n) in enumerate(reversed(dims)):
-            head = [f"for (int64_t {i} = 0; {i} < {n}; {i}++) {{"]
+            start, stop = last if k == 0 and last else (0, n)
+            head = [f"for (int64_t {i} = {start}; {i} < {stop}; {i}++) {{"]
             if k == 0 and simd:
                 head.insert(0, "#pragma omp simd" + (f" {reduction}" if reduction else ""))
             out = head + ["    " + line for line in out] + ["}"]
@@ -213,7 +224,11 @@ class Emitter:
             inner = var.shape[len(self.outer):]
             idx = self.outer_idx + index_names(f"{var.name}_i", inner)
             saved, self.lines = self.lines, []
+            if self.tile:
+                self.tile.l_var = idx[-1]
+            self.checks = None if self.kernel.horizontal or self.column or self.dry else []
             value = self.load(var, idx, {}) if comp.node.prim.lower.kind != "reduction" else None
+            checks, self.checks = self.checks, None
             row = self._stream_row(var, inner)
             if row and sum(n != 1 for n in inner) == 1:     # Note [Streaming from registers]
                 self.lines = saved + self._stream_chunks(var, idx)
@@ -221,7 +236,9 @@ class Emitter:
             target = (f"{row}[{flat_index(idx[len(self.outer):], inner)}]" if row else
                       f"{self.buffers.name(var)}[{flat_index(idx, var.shape)}]")
             body = self.lines + [f"{target} = {value};"]
-            nest = self.loops(idx[len(self.outer):], inner, body, simd=True)
+            last = ("tl", "tl1") if self.tile else None
+            nest = (self._checked_rows(var, idx, target, body, checks, last) if checks else
+                    self.loops(idx[len(self.outer):], inner, body, simd=True, last=last))
             if row:     # Note [Streaming stores]
                 size, t = int(np.prod(inner)), C_TYPES[var.dtype.name]
                 base = flat_index(self.outer_idx, self.outer)
@@ -235,6 +252,23 @@ class Emitter:
             self.lines = saved + nest
             if comp.stored and not row:
                 self.written.add(id(var))
+
+    def _checked_rows(self, var, idx, target, body, checks, last):
+        """The loops computing ``var`` with fast forms, each innermost row again with the
+        exact forms where one of its elements failed its check (Note [Remainder in float
+        arithmetic], rounding.py); ``body`` is the fast row's body."""
+        dims = [(i, m) for i, m in zip(idx[len(self.outer):], var.shape[len(self.outer):]) if m != 1]
+        names, sizes = [i for i, _ in dims], [m for _, m in dims]
+        flag = self.local()
+        fast = self.loops(names[-1:], sizes[-1:], body + [f"{flag} |= !({' && '.join(checks)});"],
+                          simd=True, reduction=f"reduction(|:{flag})", last=last)
+        saved, self.lines = self.lines, []
+        value = self.load(var, idx, {})          # self.checks is None: the exact forms
+        exact = self.loops(names[-1:], sizes[-1:], self.lines + [f"{target} = {value};"],
+                           simd=True, last=last)
+        self.lines = saved
+        row = [f"int {flag} = 0;"] + fast + [f"if ({flag}) {{"] + ["    " + line for line in exact] + ["}"]
+        return self.loops(names[:-1], sizes[:-1], row, simd=False)
 
     def emit_reduction(self, comp):
         node, var = comp.node, comp.var
@@ -376,7 +410,8 @@ class Emitter:
         """Note [Streaming stores]: the name of the stack row that the stored value ``var``
         is computed into before it is streamed to memory, or None (stored in place)."""
         size = int(np.prod(inner))
-        if (self.dry or self.kernel.horizontal or self.column or not any(n != 1 for n in self.outer)
+        if (self.dry or self.tile or self.kernel.horizontal or self.column
+                or not any(n != 1 for n in self.outer)
                 or not 0 < size * var.dtype.itemsize <= streaming.STREAM_ROW_BYTES
                 or self.stored_bytes() < streaming.stream_threshold() or self._calls_math(var)):
             return None
@@ -486,7 +521,7 @@ class Emitter:
         runs its loops in chunks on the pool (Note [Kernels on the pool], pool.py)."""
         outer, k = self.outer, self.kernel
         total = int(np.prod(outer)) if outer else 1
-        body = self.lines
+        body = self.tile.loop(self.lines) if self.tile and total else self.lines  # Note [Tiled kernels]
         name = f"{self.prefix}{k.name}"
         # b holds this kernel's buffers only, in first-use order (launcher.py)
         by_name = {self.buffers.names[id(v)]: v for v in self.buffers.order}
@@ -509,6 +544,8 @@ class Emitter:
                 f"const int64_t ob = o % {blocks} * {width};",
                 f"const int64_t ow = {n} - ob < {width} ? {n} - ob : {width};"])
             count = total // n * blocks
+        elif self.tile:
+            loop = None       # the tiles' loop is the body's (above)
         elif any(n != 1 for n in outer):
             dims = [(i, n) for i, n in zip(self.outer_idx, outer) if n != 1]
             loop, count = [], total
@@ -519,8 +556,9 @@ class Emitter:
         if loop is not None:
             body = [f"for (int64_t o = 0; o < {count}; o++) {{"] + [
                 "    " + line for line in loop + body] + ["}"]
-        if parallel and (loop is not None or k.horizontal or (
-                len(k.comps) == 1 and not k.comps[0].is_reduction and "#pragma omp simd" in body)):
+        if parallel and (loop is not None or self.tile or k.horizontal or (
+                len(k.comps) == 1 and not k.comps[0].is_reduction
+                and any(line.startswith("#pragma omp simd") for line in body))):
             pieces = self.pieces if k.horizontal else [(body, self.work())]
             return pool.functions(name, decls, pieces, fence=self.streams)
         if self.streams:     # Note [Streaming stores]
@@ -692,6 +730,18 @@ def reads(sched):
     return run
 
 
+def _tile_dim(sched, kernel):
+    """The outer dim to tile ``kernel`` along (Note [Tiled kernels], tiling.py): the
+    innermost one along which some operand would be staged; None to keep the rows."""
+    for d in tiling.candidates(kernel, kernel.final_outer()) if config.cpp.tiling else ():
+        probe = Emitter(sched, kernel, Buffers(), tile=d)
+        for comp in kernel.comps:
+            probe.emit(comp)
+        if probe.tile.staged:
+            return d
+    return None
+
+
 def library(parts, vector_math=False, threads=1):
     """A shared library's C translation units (a list; Note [Parallel builds], launcher.py)
     from ``generate``'s chunks of each graph (the prelude at the top of each unit)."""
@@ -712,7 +762,7 @@ def generate(sched, buffers, prefix=""):
     kernel_fns = []
     for step in sched.steps:
         if isinstance(step, Kernel):
-            em = Emitter(sched, step, buffers, prefix=prefix)
+            em = Emitter(sched, step, buffers, prefix=prefix, tile=_tile_dim(sched, step))
             for comp in step.comps:
                 em.emit(comp)
             kernel_fns.append(em)

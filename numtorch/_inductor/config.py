@@ -68,6 +68,9 @@ class cpp:
     # larger 2-D products call NumPy's BLAS from the segment, not through NumPy (Note [BLAS
     # calls in segments], gemm.py); False: they are NumPy externs
     blas_in_segments = True
+    # pointwise kernels reading an operand transposed run in tiles (Note [Tiled kernels],
+    # tiling.py); False: row by row (tests compare the two)
+    tiling = True
     wait_policy = "passive"      # OMP_WAIT_POLICY unless set (Note [OpenMP and BLAS threads])
     # GOMP_SPINCOUNT with it, unless either is set: a worker spins this many loops after a
     # region before it sleeps; 0, fully passive, by measurement (Note [A short spin],

@@ -90,12 +90,19 @@ _LOOP = re.compile(r"^(\s*)for \(int64_t (\w+) = 0; \2 < (\d+); \2\+\+\) \{$")
 
 def _split(lines):
     """(extent, lines with the first loop running lo..hi) of a loop nest; (1, lines) for a
-    nest without loops (it runs whole, in one chunk)."""
-    for j, line in enumerate(lines):
+    nest without loops (it runs whole, in one chunk). Later loops with the first one's
+    header run lo..hi too: a checked row's exact loop repeats its fast one (Note
+    [Remainder in float arithmetic], rounding.py)."""
+    for line in lines:
         m = _LOOP.match(line)
         if m:
-            indent, i, n = m.groups()
-            return int(n), lines[:j] + [f"{indent}for (int64_t {i} = lo; {i} < hi; {i}++) {{"] + lines[j + 1:]
+            _, i, n = m.groups()
+
+            def cut(other):
+                o = _LOOP.match(other)
+                return (f"{o.group(1)}for (int64_t {i} = lo; {i} < hi; {i}++) {{"
+                        if o and o.group(2, 3) == (i, n) else other)
+            return int(n), [cut(other) for other in lines]
     return 1, lines
 
 

@@ -82,4 +82,4 @@ VECTOR_MATH = "".join(
 
 
 # a call of a math function in a pointwise rule's C (Note [Streaming stores])
-MATH_CALL = re.compile(r"\b(nt_exp|erfc|lgamma|fmod|%s)\(" % "|".join(VECTOR_FUNCTIONS + ("pow", "atan2")))
+MATH_CALL = re.compile(r"\b(nt_exp|nt_rem|erfc|lgamma|fmod|%s)\(" % "|".join(VECTOR_FUNCTIONS + ("pow", "atan2")))

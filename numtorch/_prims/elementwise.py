@@ -560,8 +560,8 @@ for _p, _c in {neg: "-{0}", exp: "nt_exp({0})", exp2: "exp2({0})", expm1: "expm1
                fmod: "fmod({0}, {1})", remainder: "nt_rem({0}, {1})",
                div: "{0} / {1}", floor_divide: "floor({0} / {1})"}.items():
     _p.lower = pointwise(_c, **(_NO_BOOL if _p is neg else FLOAT_ONLY))
-for _p, _c in {floor: "floor({0})", ceil: "ceil({0})", round: "nearbyint({0})",
-               trunc: "trunc({0})"}.items():
+for _p, _c in {floor: "nt_floor({0})", ceil: "nt_ceil({0})", round: "nt_round({0})",
+               trunc: "nt_trunc({0})"}.items():     # Note [Rounding that vectorises]
     _p.lower = pointwise(_c, i="{0}", u="{0}", b="{0}")
 abs.lower = pointwise("fabs({0})", i="({0} < 0 ? -{0} : {0})", u="{0}", b="{0}")
 sign.lower = pointwise("nt_sign({0})", i="(({0} > 0) - ({0} < 0))", u="({0} > 0)", b="{0}")
