@@ -182,10 +182,11 @@ SUM_LARGE = 1 << 14       # elements; Note [NumPy's sum on the pool]
 # with each job (`caller_cpu`) and each worker keeps to the CPUs the caller may run on less
 # that one (`keep_off_caller`: a `sched_setaffinity` on the worker's own thread, only when
 # the caller's CPU changed, checked when a job arrives and every 256 spins); woken, it
-# queues on the other core, where a thread that slept gets its turn soon (EEVDF's wake-up
-# preemption), and a caller that moves onto a worker's CPU pushes the worker off it at the
-# next check. Measured in one process, the two kernels alternating in blocks of 300 calls
-# (eager `x + y`, 1000x1000 float32, 2 threads, 60 s, load 1.6; per-call time from Python):
+# queues on the other core and, in the blocks below with that core busy, still took part
+# in 76% of the calls (how soon the scheduler runs it there was not measured apart), and
+# a caller that moves onto a worker's CPU pushes the worker off it at the next check.
+# Measured in one process, the two kernels alternating in blocks of 300 calls (eager
+# `x + y`, 1000x1000 float32, 2 threads, 60 s, load 1.6; per-call time from Python):
 #                       blocks with the other core busy     blocks with it idle
 #       before          195 us median, worker ran in 65%    78 us, 100%
 #       off the CPU     84 us, worker ran in 76%            79 us, 100%
@@ -210,8 +211,8 @@ SUM_LARGE = 1 << 14       # elements; Note [NumPy's sum on the pool]
 #       load 10   174 / 55%   -           -           86 / 77%    98 / 66%    -
 # The process's CPU time over its wall time hardly moved (0.38 at 20 us, 0.40-0.41 at
 # 200-500 us): a spinning worker on a contended core takes its fair share, no more. Longer
-# than 200 us was worse in both runs that tried it (a thread that ran longer waits longer
-# to be scheduled once it does sleep, by EEVDF's lag), so SPIN_NS = 200 us: on a quiet
+# than 200 us was worse in both runs that tried it (not explained; perhaps a thread that
+# ran longer waits longer to be scheduled once it sleeps), so SPIN_NS = 200 us: on a quiet
 # machine a lone large op costs the other core up to 200 us of spinning after it
 # (PyTorch's libgomp spins 300,000 `pause` loops, about 14 ms on this CPU). With more
 # threads than the caller's CPUs, workers spin a tenth of that (20 us, as before): there a
