@@ -93,7 +93,8 @@ def test_kernels_on_every_size_up_to_300_and_special_values(dtype):
 def test_large_softmax_and_sigmoid_free_the_gil_and_keep_the_bits():
     rng = np.random.default_rng(2)
     arrays = [rng.standard_normal(shape).astype(dt) for shape, dt in
-              (((300, 100), np.float32), ((40000,), np.float64), ((3, 70001), np.float32))]
+              (((300, 100), np.float32), ((40000,), np.float64), ((3, 70001), np.float32),
+               ((20000, 3), np.float64), ((2000, 9), np.float32))]   # blocks of rows
     results = {}
 
     def work(i, a):
@@ -172,6 +173,9 @@ def test_kernels_decline_operands_they_do_not_take():
     assert _small.cat([a, a.T.copy().T], 0, False) is None              # not C-contiguous
     assert _small.cat([np.array(1.0), np.array(2.0)], 0, False) is None   # 0-d cat: an error
     assert _small.cat([np.array([object()])] * 2, 0, False) is None
+    big = np.ones((512, 512), np.float32)                               # 2 MiB out: NumPy's copy
+    assert _small.cat([big, big], 0, False) is None and _small.cat([big[:128]] * 2, 0, False) is not None
+    _same(torch.stack([torch.tensor(big)] * 2, 1), np.stack([big, big], 1))
 
 
 @needs_kernels
