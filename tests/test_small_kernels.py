@@ -40,6 +40,14 @@ def _numpy_softmax(d):
         return e / np.add.reduce(e, axis=-1, keepdims=True)
 
 
+def _numpy_log_softmax(d):
+    # as logsumexp composes it: an infinite max shifts by 0 (its `where`)
+    with np.errstate(all="ignore"):
+        m = np.maximum.reduce(d, axis=-1, keepdims=True)
+        m = np.where(np.isinf(m), d.dtype.type(0), m)
+        return d - (np.log(np.add.reduce(np.exp(d - m), axis=-1, keepdims=True)) + m)
+
+
 def _numpy_sigmoid(d):
     with np.errstate(all="ignore"):
         return 1 / (1 + np.exp(-d))
@@ -66,6 +74,7 @@ def test_softmax_and_sigmoid_kernels_give_numpys_bits():
     for a in _samples(3000, 0):
         _same(_small.softmax(a, -1), _numpy_softmax(a))
         _same(_small.softmax(a, a.ndim - 1), _numpy_softmax(a))
+        _same(_small.log_softmax(a, -1), _numpy_log_softmax(a))
         _same(_small.sigmoid(a), _numpy_sigmoid(a))
 
 
@@ -77,12 +86,14 @@ def test_kernels_on_every_size_up_to_300_and_special_values(dtype):
     for n in range(1, 300):
         a = rng.standard_normal(n).astype(dtype) * 30
         _same(_small.softmax(a, 0), _numpy_softmax(a))
+        _same(_small.log_softmax(a, 0), _numpy_log_softmax(a))
         _same(_small.sigmoid(a), _numpy_sigmoid(a))
         _same(_small.amax(a), np.maximum.reduce(a, axis=None))
     s = np.array(SPECIAL * 3, dtype)
     for k in range(1, s.size + 1):
         _same(_small.sigmoid(s[:k]), _numpy_sigmoid(s[:k]))
         _same(_small.softmax(s[:k], 0), _numpy_softmax(s[:k]))
+        _same(_small.log_softmax(s[:k], 0), _numpy_log_softmax(s[:k]))
         for fn, ref in ((_small.amax, np.maximum), (_small.amin, np.minimum)):
             _same(fn(s[:k]), ref.reduce(s[:k], axis=None))
             r = s[k - 1::-1].copy()   # the other order: which NaN, which zero a tie keeps
@@ -98,7 +109,8 @@ def test_large_softmax_and_sigmoid_free_the_gil_and_keep_the_bits():
     results = {}
 
     def work(i, a):
-        results[i] = (_small.softmax(a, -1), _small.sigmoid(a), _small.amax(a))
+        results[i] = (_small.softmax(a, -1), _small.sigmoid(a), _small.amax(a),
+                      _small.log_softmax(a, -1))
 
     threads = [threading.Thread(target=work, args=(i, a)) for i, a in enumerate(arrays)]
     for t in threads:
@@ -109,6 +121,7 @@ def test_large_softmax_and_sigmoid_free_the_gil_and_keep_the_bits():
         _same(results[i][0], _numpy_softmax(a))
         _same(results[i][1], _numpy_sigmoid(a))
         _same(results[i][2], np.maximum.reduce(a, axis=None))
+        _same(results[i][3], _numpy_log_softmax(a))
 
 
 @needs_kernels
@@ -157,7 +170,9 @@ def test_kernels_decline_operands_they_do_not_take():
     for x in (a.T, a[:, ::2], a.astype(">f4"), a.astype(np.float16), a.astype(np.int64),
               np.zeros((0, 4), np.float32), a.view(np.matrix)):
         assert _small.softmax(x, -1) is None and _small.sigmoid(x) is None
+        assert _small.log_softmax(x, -1) is None
     assert _small.softmax(a, 0) is None and _small.softmax(a, -2) is None   # not the last dim
+    assert _small.log_softmax(a, 0) is None and _small.log_softmax(np.array(1.0), 0) is None
     assert _small.softmax(np.float32(1.0), 0) is None and _small.softmax(np.array(1.0), 0) is None
     assert _small.softmax(a, True) is None and _small.softmax(a, 2**70) is None
     assert _small.amax(np.zeros(0)) is None and _small.amax(a.T) is None
@@ -181,13 +196,15 @@ def test_kernels_decline_operands_they_do_not_take():
 @needs_kernels
 def test_the_ops_call_the_kernels(monkeypatch):
     calls = []
-    for name in ("softmax", "sigmoid", "amax", "amin", "cat"):
+    for name in ("softmax", "log_softmax", "sigmoid", "amax", "amin", "cat"):
         fn = getattr(_small, name)
         monkeypatch.setattr(_small, name, lambda *a, _fn=fn, _n=name: (calls.append(_n), _fn(*a))[1])
     x, y = torch.randn(10), torch.randn(10)
     x.softmax(-1), x.sigmoid(), x.max(), x.min(), torch.stack([x, y]), torch.cat([x, y])
     torch.sigmoid(x), torch.nn.functional.softmax(x, 0), torch.max(x)
-    assert calls == ["softmax", "sigmoid", "amax", "amin", "cat", "cat", "sigmoid", "softmax", "amax"]
+    x.log_softmax(-1), torch.nn.functional.log_softmax(x, 0)
+    assert calls == ["softmax", "sigmoid", "amax", "amin", "cat", "cat", "sigmoid", "softmax", "amax",
+                     "log_softmax", "log_softmax"]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -200,13 +217,14 @@ def test_ops_match_the_general_path_and_pytorch(dtype, shape):
     x, b = torch.tensor(a), torch.tensor(a[None])
     fns = [lambda t: t.sigmoid(), lambda t: t.max(), lambda t: t.min()]
     if shape:
-        fns.append(lambda t: t.softmax(-1))
+        fns += [lambda t: t.softmax(-1), lambda t: t.log_softmax(-1)]
     for fn in fns:
         got = fn(x)
         _same(got, vmap(fn)(b)[0])   # the general path: binds under vmap
         ref = fn(pt.from_numpy(a)).numpy()
         assert got.dtype == torch.from_numpy(ref).dtype and got.shape == ref.shape
-        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-6 if dtype == np.float32 else 1e-14, atol=1e-45)
+        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-6 if dtype == np.float32 else 1e-14,
+                                   atol=1e-6 if dtype == np.float32 else 1e-13)   # log_softmax near 0
     ys = [torch.tensor(a + i) for i in range(3)]
     for dim in range(-len(shape) - 1, len(shape) + 1):
         got = torch.stack(ys, dim)
@@ -309,3 +327,36 @@ def test_without_python_headers_nothing_is_built(monkeypatch):
     monkeypatch.setattr(sysconfig, "get_paths", lambda: {"include": "/nonexistent/include"})
     monkeypatch.setattr(build, "load_or_none", lambda *a, **k: pytest.fail("a build was tried"))
     assert _small._load() is None
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")   # the general path's inf - inf
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(10,), (4, 7), (3, 2, 33), (1,), (600, 3)])
+def test_log_softmax_matches_its_general_path_and_pytorch(dtype, shape, monkeypatch):
+    a = (np.random.default_rng(8).standard_normal(shape) * 20).astype(dtype)
+    rows = a.reshape(-1, shape[-1])
+    rows[0, 0] = np.inf
+    if rows.shape[0] > 2:
+        rows[1, 0], rows[2, -1] = -np.inf, np.nan
+    x = torch.tensor(a)
+    got = [x.log_softmax(-1), torch.nn.functional.log_softmax(x, len(shape) - 1), x.log_softmax(0)]
+    monkeypatch.setattr(_small, "log_softmax", _small._none)   # the general path: logsumexp's ops
+    for g, dim in zip(got, (-1, len(shape) - 1, 0)):
+        _same(g, x.log_softmax(dim))
+    monkeypatch.undo()
+    _same(got[0], vmap(lambda t: t.log_softmax(-1))(torch.tensor(a[None]))[0])
+    pt = pytest.importorskip("torch")
+    # (a row holding +inf differs: PyTorch gives NaN everywhere, numtorch's logsumexp-based
+    # general path -- and so the kernel -- NaN there and -inf elsewhere; left as it was)
+    a[np.isposinf(a)] = 3.0
+    ref = pt.from_numpy(a).log_softmax(-1).numpy()
+    # (x - (log(s) + m), the general path's order: absolute error ~ulps of the max)
+    np.testing.assert_allclose(torch.tensor(a).log_softmax(-1).numpy(), ref, rtol=1e-5 if dtype ==
+                               np.float32 else 1e-12, atol=8 * np.finfo(dtype).eps * np.nanmax(np.abs(a[np.isfinite(a)])))
+    w = x.clone().requires_grad_()
+    assert w.log_softmax(-1).grad_fn.name() == "LogSoftmaxBackward0"
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.log_softmax(len(shape))
+    with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax") as record:
+        torch.log_softmax(x)
+    assert record[0].filename == __file__

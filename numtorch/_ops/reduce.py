@@ -332,7 +332,10 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
 # reduce_max over the dim (kept as size 1, which `keepdims` does in the same reduction:
 # the same values), sub, exp, reduce_sum, div, each by its primitive's impl or ufunc.
 # Over the last dim of a C-contiguous float32/float64 array one C call computes those
-# five steps with the same bits (`_small.softmax`, Note [Small-tensor kernels]).
+# five steps with the same bits (`_small.softmax`, Note [Small-tensor kernels]), and one
+# computes log_softmax's as `logsumexp` composes them (`_small.log_softmax`: max, the
+# `where` that makes an infinite max 0, sub, exp, sum, log, add, sub), where the general
+# path took ~35 us on 10 elements.
 # Other inputs (a dtype to convert to, an implicit dim, an integer or empty tensor, a 0-d
 # one) take the general path.
 
@@ -348,12 +351,21 @@ def _softmax(input, dim=None, dtype=None):
     return e / sum(e, dim, keepdim=True)
 
 
-@backward_name("LogSoftmaxBackward0")
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """log(softmax(x)) over ``dim``, computed stably."""
+    d = eager_array(input)
+    if d is not None and dtype is None and dim.__class__ is int:
+        out = _small.log_softmax(d, dim)   # Note [Eager softmax]: one C call
+        if out is not None:
+            return wrap(out)
+    return _log_softmax(input, dim, dtype)
+
+
+@backward_name("LogSoftmaxBackward0")
+def _log_softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, _dt.to_dtype(dtype))
-    dim = _implicit_dim(input, dim, "log_softmax")
+    dim = _implicit_dim(input, dim, "log_softmax", 5)   # the warning names log_softmax's caller
     return input - logsumexp(input, dim, keepdim=True)
 
 

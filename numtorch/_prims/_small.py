@@ -1,7 +1,7 @@
 """Small-tensor C kernels: eager ops whose NumPy spelling is several calls, as one call each.
 
-- ``softmax(a, dim)``: softmax over the last dim of a C-contiguous float32/float64 array
-  (Note [Eager softmax], _ops/reduce.py).
+- ``softmax(a, dim)``, ``log_softmax(a, dim)``: over the last dim of a C-contiguous
+  float32/float64 array (Note [Eager softmax], _ops/reduce.py).
 - ``sigmoid(a)``: ``1 / (1 + exp(-a))`` of a C-contiguous float32/float64 array (the
   sigmoid primitive's impl, elementwise.py).
 - ``amax(a)``, ``amin(a)``: the maximum / minimum of all of a C-contiguous array of a real
@@ -80,12 +80,17 @@ _SOURCE = r"""
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
 #include <numpy/arrayobject.h>
 #include <numpy/ufuncobject.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct { PyUFuncGenericFunction fn; void *data; } nt_loop;
 #define NT_NTYPES (NPY_HALF + 1)
-static nt_loop nt_exp[NT_NTYPES], nt_add[NT_NTYPES], nt_max[NT_NTYPES], nt_min[NT_NTYPES];
+static nt_loop nt_exp[NT_NTYPES], nt_log[NT_NTYPES], nt_add[NT_NTYPES], nt_max[NT_NTYPES],
+    nt_min[NT_NTYPES];
 #define NT_GIL_FREE 16384   /* elements from which a kernel releases the GIL */
+#define NT_BLOCK 4096       /* elements of the blocks of rows softmax computes in */
+#define NT_ROWS 512         /* rows whose log_softmax keeps its per-row values on the stack */
 #define NT_CAT_MAX (1 << 20) /* bytes of output up to which cat copies (Note [Small-tensor kernels]) */
 #define NT_COMPUTE(n, stmt) do {                                                          \
     PyThreadState *_ts = (n) >= NT_GIL_FREE ? PyEval_SaveThread() : NULL;                \
@@ -138,10 +143,17 @@ static void nt_unary(const nt_loop *l, char *in, char *out, npy_intp n, npy_intp
     if (n > 0) l->fn(args, &n, steps, l->data);
 }
 
+/* one NumPy binary call: out[i] = op(a[i], b[i]) (out == a allowed, as above) */
+static void nt_binary(const nt_loop *l, char *a, char *b, char *out, npy_intp n, npy_intp size) {
+    char *args[3] = {a, b, out};
+    npy_intp steps[3] = {size, size, size};
+    if (n > 0) l->fn(args, &n, steps, l->data);
+}
+
 #define NT_FLOAT_KERNELS(T, S, NPT)                                                      \
 static void nt_softmax_##S(T *out, const T *x, npy_intp rows, npy_intp n) {             \
     /* rows in blocks of ~4K elements: one exp call per block, the block still in cache */ \
-    npy_intp per = n < 4096 ? 4096 / n : 1;                                             \
+    npy_intp per = n < NT_BLOCK ? NT_BLOCK / n : 1;                                     \
     for (npy_intp r0 = 0; r0 < rows; r0 += per) {                                       \
         npy_intp r1 = r0 + per < rows ? r0 + per : rows;                                \
         for (npy_intp r = r0; r < r1; r++) {                                            \
@@ -159,6 +171,38 @@ static void nt_softmax_##S(T *out, const T *x, npy_intp rows, npy_intp n) {     
         }                                                                               \
     }                                                                                   \
 }                                                                                       \
+/* log_softmax as logsumexp composes it: m = max, m' = isinf(m) ? 0 : m (its `where`),   \
+   lse = log(sum(exp(x - m'))) + m', out = x - lse; shift and lse hold one value per row: \
+   log and the add run once over all rows, as NumPy's calls on the (rows, 1) arrays do   \
+   (which NaN a sum of two NaNs keeps depends on the element's place in the add loop's    \
+   call: its vector loop, its tail or its scalar loop for short calls) */               \
+static void nt_log_softmax_##S(T *out, const T *x, npy_intp rows, npy_intp n, T *shift, \
+                               T *lse) {                                                \
+    npy_intp per = n < NT_BLOCK ? NT_BLOCK / n : 1;                                     \
+    for (npy_intp r0 = 0; r0 < rows; r0 += per) {                                       \
+        npy_intp r1 = r0 + per < rows ? r0 + per : rows;                                \
+        for (npy_intp r = r0; r < r1; r++) {                                            \
+            const T *xr = x + r * n;                                                    \
+            T *o = out + r * n, m = xr[0];                                              \
+            nt_reduce(&nt_max[NPT], (char *)&m, (const char *)(xr + 1), n - 1, sizeof(T)); \
+            shift[r] = m = isinf(m) ? (T)0 : m;                                         \
+            for (npy_intp i = 0; i < n; i++) o[i] = xr[i] - m;                          \
+        }                                                                               \
+        nt_unary(&nt_exp[NPT], (char *)(out + r0 * n), (char *)(out + r0 * n),          \
+                 (r1 - r0) * n, sizeof(T));                                             \
+        for (npy_intp r = r0; r < r1; r++) {                                            \
+            lse[r] = 0;                                                                 \
+            nt_reduce(&nt_add[NPT], (char *)&lse[r], (const char *)(out + r * n), n, sizeof(T)); \
+        }                                                                               \
+    }                                                                                   \
+    nt_unary(&nt_log[NPT], (char *)lse, (char *)lse, rows, sizeof(T));                 \
+    nt_binary(&nt_add[NPT], (char *)lse, (char *)shift, (char *)lse, rows, sizeof(T));  \
+    for (npy_intp r = 0; r < rows; r++) {                                               \
+        const T *xr = x + r * n;                                                        \
+        T *o = out + r * n, l = lse[r];                                                 \
+        for (npy_intp i = 0; i < n; i++) o[i] = xr[i] - l;                              \
+    }                                                                                   \
+}                                                                                       \
 static void nt_sigmoid_##S(T *out, const T *x, npy_intp n) {                            \
     for (npy_intp i = 0; i < n; i++) out[i] = -x[i];                                    \
     nt_unary(&nt_exp[NPT], (char *)out, (char *)out, n, sizeof(T));                     \
@@ -172,8 +216,9 @@ static int nt_float(PyArrayObject *a) {
     return t == NPY_FLOAT || t == NPY_DOUBLE;
 }
 
-/* softmax(a, dim): over the last dim of a non-empty C-contiguous float32/64 array */
-static PyObject *nt_softmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+/* softmax(a, dim) and log_softmax(a, dim): over the last dim of a non-empty C-contiguous
+   float32/64 array */
+static PyObject *nt_softmaxes(PyObject *const *args, Py_ssize_t nargs, int log) {
     PyArrayObject *a = nargs == 2 ? nt_dense(args[0]) : NULL;
     if (!a || !nt_float(a) || !PyLong_CheckExact(args[1])) Py_RETURN_NONE;
     int nd = PyArray_NDIM(a);
@@ -186,9 +231,26 @@ static PyObject *nt_softmax(PyObject *self, PyObject *const *args, Py_ssize_t na
     void *out = PyArray_DATA((PyArrayObject *)r), *x = PyArray_DATA(a);
     npy_intp n = PyArray_DIM(a, nd - 1);
     int f32 = PyArray_TYPE(a) == NPY_FLOAT;
-    NT_COMPUTE(size, if (f32) nt_softmax_f32(out, x, size / n, n);
-                     else nt_softmax_f64(out, x, size / n, n));
+    if (log) {   /* two values per row: on the stack for up to NT_ROWS rows */
+        npy_intp rows = size / n;
+        double small[2 * NT_ROWS], *buf = rows <= NT_ROWS ? small : malloc(rows * 16);
+        if (!buf) { Py_DECREF(r); return PyErr_NoMemory(); }
+        char *shift = (char *)buf, *lse = shift + rows * PyArray_ITEMSIZE(a);
+        NT_COMPUTE(size, if (f32) nt_log_softmax_f32(out, x, rows, n, (float *)shift, (float *)lse);
+                         else nt_log_softmax_f64(out, x, rows, n, (double *)shift, (double *)lse));
+        if (buf != small) free(buf);
+    } else
+        NT_COMPUTE(size, if (f32) nt_softmax_f32(out, x, size / n, n);
+                         else nt_softmax_f64(out, x, size / n, n));
     return r;
+}
+
+static PyObject *nt_softmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return nt_softmaxes(args, nargs, 0);
+}
+
+static PyObject *nt_log_softmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return nt_softmaxes(args, nargs, 1);
 }
 
 /* sigmoid(a): 1 / (1 + exp(-a)) of a non-empty C-contiguous float32/64 array */
@@ -282,6 +344,7 @@ static PyObject *nt_cat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef nt_methods[] = {
     {"softmax", (PyCFunction)(void (*)(void))nt_softmax, METH_FASTCALL, NULL},
+    {"log_softmax", (PyCFunction)(void (*)(void))nt_log_softmax, METH_FASTCALL, NULL},
     {"sigmoid", (PyCFunction)(void (*)(void))nt_sigmoid, METH_FASTCALL, NULL},
     {"amax", (PyCFunction)(void (*)(void))nt_amax, METH_FASTCALL, NULL},
     {"amin", (PyCFunction)(void (*)(void))nt_amin, METH_FASTCALL, NULL},
@@ -293,14 +356,16 @@ PyObject *nt_small_kernels(void) {
     if (PyArray_ImportNumPyAPI() < 0 || PyUFunc_ImportUFuncAPI() < 0) return NULL;
     PyObject *np = PyImport_ImportModule("numpy");
     if (!np) return NULL;
-    int bad = nt_loops(np, "exp", nt_exp) || nt_loops(np, "add", nt_add) ||
-              nt_loops(np, "maximum", nt_max) || nt_loops(np, "minimum", nt_min);
+    int bad = nt_loops(np, "exp", nt_exp) || nt_loops(np, "log", nt_log) ||
+              nt_loops(np, "add", nt_add) || nt_loops(np, "maximum", nt_max) ||
+              nt_loops(np, "minimum", nt_min);
     Py_DECREF(np);
     if (bad) return NULL;
     int need[] = {NPY_FLOAT, NPY_DOUBLE};
     for (int i = 0; i < 2; i++)
-        if (!nt_exp[need[i]].fn || !nt_add[need[i]].fn || !nt_max[need[i]].fn) {
-            PyErr_SetString(PyExc_RuntimeError, "NumPy has no float32/float64 exp, add or maximum loop");
+        if (!nt_exp[need[i]].fn || !nt_log[need[i]].fn || !nt_add[need[i]].fn ||
+                !nt_max[need[i]].fn || !nt_min[need[i]].fn) {
+            PyErr_SetString(PyExc_RuntimeError, "NumPy has no float32/float64 exp, log, add, maximum or minimum loop");
             return NULL;
         }
     PyObject *d = PyDict_New();
@@ -314,7 +379,7 @@ PyObject *nt_small_kernels(void) {
 }
 """ % {"python": sys.version.split()[0], "numpy": np.__version__}
 
-_NAMES = ("softmax", "sigmoid", "amax", "amin", "cat")
+_NAMES = ("softmax", "log_softmax", "sigmoid", "amax", "amin", "cat")
 
 
 def _none(*args):
@@ -355,11 +420,13 @@ def _agrees(fns):
     with np.errstate(all="ignore"):
         for dt in (np.float32, np.float64):
             a = probe.astype(dt)
-            rows = a[:600].reshape(40, 15)
+            rows = np.concatenate([a[:600]] * 8).reshape(320, 15)   # two blocks of rows
             m = np.maximum.reduce(rows, axis=-1, keepdims=True)
             e = np.exp(rows - m)
             expected = [(fns["softmax"](rows, -1), e / np.add.reduce(e, axis=-1, keepdims=True)),
                         (fns["softmax"](a[:-1], 0), _softmax_1d(a[:-1])),
+                        (fns["log_softmax"](rows, -1), _log_softmax_numpy(rows)),
+                        (fns["log_softmax"](a, 0), _log_softmax_numpy(a)),
                         (fns["sigmoid"](a), 1 / (1 + np.exp(-a))),
                         (fns["amax"](a), np.maximum.reduce(a, axis=None)),
                         (fns["amin"](a[::-1].copy()), np.minimum.reduce(a[::-1], axis=None))]
@@ -372,6 +439,14 @@ def _agrees(fns):
 def _softmax_1d(a):
     e = np.exp(a - np.maximum.reduce(a))
     return e / np.add.reduce(e)
+
+
+def _log_softmax_numpy(a):
+    """log_softmax over the last dim as the general path composes it (Note [Eager softmax])."""
+    m = np.maximum.reduce(a, axis=-1, keepdims=True)
+    m = np.where(np.isinf(m), a.dtype.type(0), m)
+    return a - (np.log(np.add.reduce(np.exp(a - m), axis=-1, keepdims=True)) + m)
+
 
 
 def _install():
@@ -407,5 +482,5 @@ def available() -> bool:
 
 
 _state: list = []     # [True] once loaded, [False] once loading failed, [] before
-softmax = sigmoid = amax = amin = cat = None   # bound by _reset, then by _install
+softmax = log_softmax = sigmoid = amax = amin = cat = None   # bound by _reset, then by _install
 _reset()
