@@ -202,7 +202,7 @@ _OPERATORS = {
     "__pow__": operator.pow, "__and__": operator.and_, "__or__": operator.or_,
     "__xor__": operator.xor, "__eq__": operator.eq, "__ne__": operator.ne,
     "__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt, "__ge__": operator.ge,
-    "__matmul__": operator.matmul,
+    "__matmul__": operator.matmul, "__lshift__": operator.lshift, "__rshift__": operator.rshift,
     "__neg__": operator.neg, "__pos__": operator.pos, "__abs__": operator.abs,
     "__invert__": operator.invert,
 }

@@ -40,9 +40,8 @@ def add(input, other, *, alpha=1, out=None):
 
 def sub(input, other, *, alpha=1, out=None):
     """Subtracts ``other``, scaled by ``alpha``, from ``input``."""
-    if _is_bool(input) and _is_bool(other) and (isinstance(input, Tensor) or isinstance(other, Tensor)):
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(input) or _is_bool(other):
+        _bool_subtraction(input, other)
     if alpha != 1:
         check_param(-alpha, (input, other))   # PyTorch adds other times -alpha
         other = mul(other, alpha)
@@ -52,6 +51,18 @@ def sub(input, other, *, alpha=1, out=None):
 
 
 subtract = sub
+
+
+def _bool_subtraction(input, other):
+    """PyTorch's errors for a bool operand of sub (a Python bool counts as a bool tensor)."""
+    if not (isinstance(input, Tensor) or isinstance(other, Tensor)):
+        return
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                       "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                       "operator instead.")
 
 
 def _is_bool(x):
@@ -85,9 +96,16 @@ def div(input, other, *, rounding_mode=None, out=None):
         if out is None:
             return elementwise_binary(E.div, input, other, compute_dtype=_true_div_dtype)
         return _out(elementwise_binary(E.div, input, other, compute_dtype=_true_div_dtype), out)
+    return _out(_div_rounded(input, other, rounding_mode), out)
+
+
+@backward_name("DivBackward2")
+def _div_rounded(input, other, rounding_mode):
     if rounding_mode == "floor":
-        if result_type(input, other).is_floating_point:
-            return floor(div(input, other))
+        # Note [Floor division of floats]: Python's and PyTorch's a // b is not floor(a / b)
+        # (1.0 // 0.1 is 9.0: 0.1 is a little more than a tenth, and the quotient rounds up to
+        # 10.0 before the floor); NumPy's floor_divide computes the same fmod-based quotient
+        # as PyTorch's div_floor, infinities and signed zeros included.
         _real_only("div_floor", input, other)
         return elementwise_binary(E.floor_divide, input, other)
     if rounding_mode == "trunc":
@@ -116,6 +134,8 @@ _POW_EXPONENT = {np.dtype(np.float32): np.dtype(np.float64)}   # Note [Scalars t
 def pow(input, exponent):
     """Takes the power of each element in ``input`` with ``exponent``."""
     if isinstance(input, Tensor):
+        if exponent.__class__ is int and exponent < 0 and input._data.dtype.kind in "iu":
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
         check_param(exponent, (input, exponent), _POW_EXPONENT)   # Note [Scalars that must fit]
     return elementwise_binary(E.pow, input, exponent)
 
@@ -357,6 +377,9 @@ def polygamma(n, input, *, out=None):
 
 
 def logit(input, eps=None):
+    """``log(p / (1 - p))``, with ``p`` clamped to [eps, 1 - eps] when ``eps`` is given."""
+    if input._data.dtype.kind in "biu":   # computed in the default float dtype, as PyTorch does
+        input = convert(input, float_dtype_for(input.dtype))
     if eps is not None:
         input = clamp(input, eps, 1 - eps)
     return log(input / (1 - input))
@@ -593,6 +616,25 @@ def _bitwise(prim):
 
 
 bitwise_and, bitwise_or, bitwise_xor = (_bitwise(p) for p in (E.bitwise_and, E.bitwise_or, E.bitwise_xor))
+
+
+def _shift(prim, kernel):
+    def op(input, other):
+        dt = result_type(input, other)
+        if dt.is_floating_point or dt.is_complex or dt == _dt.bool_:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
+        return elementwise_binary(prim, input, other)
+    return op
+
+
+bitwise_left_shift = _shift(E.shift_left, "lshift_cpu")
+bitwise_left_shift.__name__ = "bitwise_left_shift"
+bitwise_left_shift.__doc__ = """Shifts the bits of ``input`` left by ``other``; a count below 0 or
+    not below the dtype's width gives 0."""
+bitwise_right_shift = _shift(E.shift_right, "rshift_cpu")
+bitwise_right_shift.__name__ = "bitwise_right_shift"
+bitwise_right_shift.__doc__ = """Shifts the bits of ``input`` right by ``other``, keeping the
+    sign; a count below 0 or not below the dtype's width gives 0 or -1."""
 
 
 def bitwise_not(input):

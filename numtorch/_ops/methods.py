@@ -26,7 +26,8 @@ _FORWARDED = {
         arcsin acos arccos atan arctan sinh cosh tanh asinh arcsinh acosh arccosh atanh arctanh
         sigmoid erf erfc erfinv sinc i0 lgamma digamma reciprocal square logit xlogy lerp hypot logaddexp clamp clip clamp_min
         clamp_max eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and
-        logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan
+        logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not
+        bitwise_left_shift bitwise_right_shift isnan
         isinf isfinite isclose allclose equal where conj conj_physical resolve_conj real imag
         float_power relu""",
     reduce: """sum nansum mean nanmean prod amax amin max min argmax argmin aminmax var std
@@ -153,6 +154,10 @@ Tensor.__or__ = math.bitwise_or
 Tensor.__ror__ = _reflected(math.bitwise_or)
 Tensor.__xor__ = math.bitwise_xor
 Tensor.__rxor__ = _reflected(math.bitwise_xor)
+Tensor.__lshift__ = math.bitwise_left_shift
+Tensor.__rlshift__ = _reflected(math.bitwise_left_shift)
+Tensor.__rshift__ = math.bitwise_right_shift
+Tensor.__rrshift__ = _reflected(math.bitwise_right_shift)
 Tensor.__eq__ = math.eq
 Tensor.__ne__ = math.ne
 Tensor.__lt__ = math.lt
@@ -175,7 +180,8 @@ def _inplace_method(fn, name):
 for _name in """add sub mul div pow fmod remainder clamp clamp_min clamp_max clip neg abs sign floor
         ceil trunc round frac exp expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan
         sinh cosh tanh sigmoid erf erfinv sinc i0 reciprocal square lerp maximum minimum logical_not
-        logical_and logical_or masked_fill float_power atan2 floor_divide relu""".split():
+        logical_and logical_or masked_fill float_power atan2 floor_divide relu bitwise_and
+        bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift""".split():
     _fn = getattr(math, _name, None) or getattr(index, _name)
     setattr(Tensor, _name + "_", _inplace_method(_fn, _name + "_"))
 
@@ -245,6 +251,8 @@ Tensor.__ifloordiv__ = Tensor.floor_divide_
 Tensor.__iand__ = _inplace_method(math.bitwise_and, "__iand__")
 Tensor.__ior__ = _inplace_method(math.bitwise_or, "__ior__")
 Tensor.__ixor__ = _inplace_method(math.bitwise_xor, "__ixor__")
+Tensor.__ilshift__ = _inplace_method(math.bitwise_left_shift, "__ilshift__")
+Tensor.__irshift__ = _inplace_method(math.bitwise_right_shift, "__irshift__")
 
 
 def copy_(self, src, non_blocking=False):

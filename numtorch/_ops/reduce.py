@@ -84,7 +84,14 @@ _ALL_AXES: dict = {}   # ndim -> every axis
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sums ``input`` over ``dim``, treating NaN as zero (integers: ``sum``)."""
     from .math import isnan, where
+    check_tensor(input, "input", "nansum")
+    kind = input._data.dtype.kind
+    if kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if kind != "f":
+        return sum(input, dim, keepdim, dtype=dtype)
     return sum(where(isnan(input), 0.0, input), dim, keepdim, dtype=dtype)
 
 
@@ -92,7 +99,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the mean of ``input`` over ``dim``; requires a floating or complex dtype."""
     d = input._data if input.__class__ in TENSOR_TYPES else None
-    if dim is None and dtype is None and d.__class__ is ndarray and d.dtype.kind in "fc" and d.size:
+    if dim is None and dtype is None and d.__class__ is ndarray and d.dtype.kind in "fc" and \
+            d.size and d.dtype != np.float16:
         return sum(input) / d.size   # the general path's two ops, without its checks
     check_tensor(input, "input", "mean")
     if dtype is not None:
@@ -101,6 +109,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {scalar_type_name(input.dtype)}")
+    if input.dtype == _dt.float16:   # Note [float16 accumulates in float32]
+        return convert(mean(convert(input, _dt.float32), dim, keepdim), _dt.float16)
     axes = _axes(input, dim, "mean")
     n = 1
     for a in axes:
@@ -378,6 +388,7 @@ def _implicit_dim(x, dim, fn, stacklevel=4):
     return dim
 
 
+@backward_name("CumsumBackward0")
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum of ``input`` along ``dim``."""
     if dtype is not None:
@@ -387,7 +398,18 @@ def cumsum(input, dim, *, dtype=None):
     if input.ndim == 0:
         canonical_dim(dim, 0)  # only 0 and -1 are valid on a 0-d tensor
         return input.clone()
+    if input.dtype == _dt.float16:   # Note [float16 accumulates in float32]
+        return convert(cumsum(convert(input, _dt.float32), dim), _dt.float16)
     return bind(Rd.cumsum, input, axis=canonical_dim(dim, input.ndim))
+
+
+# Note [float16 accumulates in float32]
+# PyTorch's CPU kernels reduce float16 in float32 and round once at the end, so the mean of
+# [60000, 60000] is 60000, not inf (the float16 sum's overflow), and a running sum that
+# passes through inf comes back ([60000, inf, 60000] for [6e4, 6e4, -6e4]). NumPy's float16
+# sum already accumulates in float32 (its pairwise loop), so `sum` agrees as it is; mean
+# (and var through it) and cumsum, which NumPy runs in float16, compute in float32 and
+# round once.
 
 
 @backward_name("CumprodBackward0")
@@ -415,15 +437,18 @@ def all(input, dim=None, keepdim=False):
     """Tests if all elements evaluate to True."""
     from .math import logical_not
     b = convert(input, _dt.bool_)
-    return logical_not(any(logical_not(b), dim, keepdim))
+    out = logical_not(any(logical_not(b), dim, keepdim))
+    return convert(out, _dt.uint8) if input.dtype == _dt.uint8 else out   # PyTorch's legacy
 
 
 def any(input, dim=None, keepdim=False):
     """Tests if any element evaluates to True."""
     b = convert(input, _dt.bool_)
     if input.numel() == 0:
-        return convert(sum(b, dim, keepdim), _dt.bool_)
-    return _reduce(Rd.reduce_max, b, dim, keepdim, "any")
+        out = convert(sum(b, dim, keepdim), _dt.bool_)
+    else:
+        out = _reduce(Rd.reduce_max, b, dim, keepdim, "any")
+    return convert(out, _dt.uint8) if input.dtype == _dt.uint8 else out   # PyTorch's legacy
 
 
 def count_nonzero(input, dim=None):

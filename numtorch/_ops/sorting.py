@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 
+from .._core import dtypes as _dt
 from .._core.primitive import bind
 from .._prims.sorting import sort as sort_p
 from ._common import canonical_dim, check_tensor
@@ -77,7 +78,26 @@ def median(input, dim=None, keepdim=False):
         flat = input.reshape(-1)
         if flat.numel() == 0:
             raise IndexError("median() input tensor cannot be empty")
-        return kthvalue(flat, (flat.numel() + 1) // 2, 0).values
+        return _nan_first(flat, *kthvalue(flat, (flat.numel() + 1) // 2, 0), 0, False)[0]
     d = canonical_dim(dim, input.ndim) if input.ndim else 0
     n = input.shape[d] if input.ndim else 1
-    return _rt.median(*kthvalue(input, (n + 1) // 2, dim, keepdim))
+    values, indices = kthvalue(input, (n + 1) // 2, dim, keepdim)
+    if input.ndim == 0:
+        return _rt.median(values, indices)
+    return _rt.median(*_nan_first(input, values, indices, d, keepdim))
+
+
+def _nan_first(input, values, indices, d, keepdim):
+    """median's NaN: where a row has one, the row's first NaN and its position (kthvalue
+    sorts NaN last, so it would pick a number); PyTorch's median propagates NaN, and its
+    gradient goes to that element (nanmedian is the one that skips them)."""
+    if input._data.dtype.kind != "f":
+        return values, indices
+    from . import index, math, reduce
+    nan = math.isnan(input)
+    where_nan = reduce.argmax(nan.to(_dt.uint8), d, True)
+    has_nan = reduce.any(nan, d, True)
+    nan_value = index.gather(input, d, where_nan)
+    if not keepdim:
+        has_nan, where_nan, nan_value = (t.squeeze(d) for t in (has_nan, where_nan, nan_value))
+    return math.where(has_nan, nan_value, values), math.where(has_nan, where_nan, indices)

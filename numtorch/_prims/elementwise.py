@@ -267,8 +267,14 @@ def _integral(x, y):
 
 
 def _pow_impl(x, y):
-    if _integral(x, y) and np.any(np.less(y, 0)):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if _integral(x, y):
+        negative = np.less(y, 0)
+        if negative.any():
+            # PyTorch's integer pow: 1/x**n truncated, so 0 but for x = 1 and x = -1 (and 0
+            # for x = 0); a negative Python-number exponent raises earlier (math.pow)
+            odd = np.bitwise_and(y, 1).astype(bool)
+            inverse = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0)).astype(x.dtype)
+            return np.where(negative, inverse, _power(x, np.where(negative, 0, y)))
     return _power(x, y)
 
 
@@ -380,7 +386,11 @@ def _floor_divide_impl(x, y):
         return np.floor_divide(x, y)
 
 
-floor_divide = binary("floor_divide", _floor_divide_impl, nondiff=True)
+# piecewise constant: zero derivative, as PyTorch's div(rounding_mode="floor")
+floor_divide = binary("floor_divide", _floor_divide_impl,
+                      vjp=lambda g, out, x, y: (T.zeros_like(x), T.zeros_like(y)))
+floor_divide.jvp = lambda primals, tangents: (
+    lambda out: (out, T.zeros_like(out)))(floor_divide.bind(*primals))
 complex_ = binary("complex", lambda re, im: re + 1j * im if re.dtype == np.float64
                   else (re + 1j * im).astype(np.complex64),
                   shape=lambda a, b: (same_shape(a, b)[0],
@@ -420,6 +430,10 @@ logical_xor = binary("logical_xor", np.logical_xor, nondiff=True, shape=_bool_sh
 bitwise_and = binary("bitwise_and", np.bitwise_and, nondiff=True)
 bitwise_or = binary("bitwise_or", np.bitwise_or, nondiff=True)
 bitwise_xor = binary("bitwise_xor", np.bitwise_xor, nondiff=True)
+# NumPy's shifts are PyTorch's for every count: a count below 0 or not below the width
+# gives 0 (left) or the sign (right), where C's << and >> are undefined.
+shift_left = binary("shift_left", np.left_shift, nondiff=True)
+shift_right = binary("shift_right", np.right_shift, nondiff=True)
 
 # ---------------------------------------------------------------------------------------
 # Select: where(cond, x, y), strict (cond bool, all the same shape).
@@ -558,7 +572,7 @@ for _p, _c in {neg: "-{0}", exp: "nt_exp({0})", exp2: "exp2({0})", expm1: "expm1
                erf: "erf({0})", erfc: "erfc({0})", lgamma: "lgamma({0})", pow: "pow({0}, {1})",
                atan2: "atan2({0}, {1})",
                fmod: "fmod({0}, {1})", remainder: "nt_rem({0}, {1})",
-               div: "{0} / {1}", floor_divide: "floor({0} / {1})"}.items():
+               div: "{0} / {1}"}.items():
     _p.lower = pointwise(_c, **(_NO_BOOL if _p is neg else FLOAT_ONLY))
 for _p, _c in {floor: "nt_floor({0})", ceil: "nt_ceil({0})", round: "nt_round({0})",
                trunc: "nt_trunc({0})"}.items():     # Note [Rounding that vectorises]
@@ -573,6 +587,10 @@ bitwise_not.lower = pointwise("~{0}", b="!{0}", f=None)
 polygamma.lower = extern("no C polygamma: the NumPy series of _special_math.py")
 erfinv.lower = extern("no C erfinv: the NumPy Newton iteration of _special_math.py")
 i0.lower = extern("no C i0: NumPy's np.i0")
+floor_divide.lower = extern("floor(a / b) is not a // b (Note [Floor division of floats], "
+                            "_ops/math.py): NumPy's floor_divide")
+for _p in (shift_left, shift_right):
+    _p.lower = extern("C's shifts are undefined for negative or too large counts: NumPy's")
 i1.lower = extern("no C i1: the NumPy series and quadrature of _special_math.py")
 for _p in (conj, real, imag, complex_):
     _p.lower = extern("complex numbers are not generated")
