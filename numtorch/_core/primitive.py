@@ -7,7 +7,7 @@ any particular primitive or transform: those register themselves.
 """
 from __future__ import annotations
 
-from numpy import ndarray
+from numpy import asarray, ndarray
 
 from .symbolic import symbol_owner
 
@@ -47,7 +47,7 @@ class Primitive:
 
     __slots__ = ("name", "impl", "shape", "jvp", "vjp", "batch", "multiple_results",
                  "nondiff", "mutates", "discharge", "ufunc", "vjp_needs", "vjp_context", "lower",
-                 "draws", "__weakref__")
+                 "draws", "node_plans", "__weakref__")
 
     def __init__(self, name, *, impl=None, shape=None, jvp=None, vjp=None, batch=None,
                  multiple_results=False, nondiff=False, register=True):
@@ -62,6 +62,7 @@ class Primitive:
         self.vjp_context = None  # per-call backward state: autograd.Function's ctx (engine.record)
         self.lower = None       # codegen rule of the compile backend (numtorch._inductor)
         self.draws = False      # a random draw: bound at the top of the stack (Note [Interpreter stack])
+        self.node_plans = {}    # autograd's per-node plans, by inputs needing gradients (engine._plan)
         if register:
             ALL_PRIMITIVES[name] = self
 
@@ -197,6 +198,8 @@ def _escaped(interp):
 #   store(tensor, value)            make a Tensor hold a primitive's written value
 #                                   (Note [Effects])                 (_ops/inplace.py)
 eval_bind = None
+wrap = None   # wrap(ndarray) -> Tensor                         (_core/tensor.py)
+eager_eval = None   # eval_bind as installed (Note [Binding on eager arrays])
 autograd_bind = None
 record_node = None
 store = None
@@ -230,6 +233,22 @@ grad_mode = [True]
 
 def bind(prim, *args, **params):
     """Apply ``prim`` to Tensor ``args``: the one dispatch point (Note [Interpreter stack])."""
+    if not STACK and eval_bind is eager_eval and len(args) == 2:   # Note [Binding on eager arrays]
+        a, b = args
+        x, y = a._data, b._data
+        if x.__class__ is ndarray and y.__class__ is ndarray and not prim.multiple_results:
+            if (a._requires_grad or b._requires_grad) and grad_mode[0] and not prim.nondiff:
+                return autograd_bind(prim, args, params)
+            out = prim.impl(x, y, **params) if params else prim.impl(x, y)
+            return wrap(out if out.__class__ is ndarray else asarray(out))
+    elif not STACK and eval_bind is eager_eval and len(args) == 1:
+        a = args[0]
+        x = a._data
+        if x.__class__ is ndarray and not prim.multiple_results:
+            if a._requires_grad and grad_mode[0] and not prim.nondiff:
+                return autograd_bind(prim, args, params)
+            out = prim.impl(x, **params)
+            return wrap(out if out.__class__ is ndarray else asarray(out))
     if STACK and prim.draws:
         return STACK[-1].process_draw(prim, args, params)   # Note [Interpreter stack]
     top = None
@@ -258,6 +277,17 @@ def bind(prim, *args, **params):
         return STACK[-1].process_nullary(prim, params)
     return eval_bind(prim, args, params)
 
+
+# Note [Binding on eager arrays]
+# With no transform active and one or two NumPy operands (every eager op that reaches a
+# primitive, and every op of a backward rule run by `.backward()`), `bind` decides at once
+# what the general path below decides for them: eager autograd records the call if an
+# operand requires grad (grad mode on, a differentiable primitive), else the NumPy impl
+# runs and its result is wrapped, as `eval_bind` does, without eval_bind's frame and
+# without the interpreter search. A single-result primitive only; the rest (several
+# results, meta or tracer payloads, other arities) takes the general path, and so does
+# every call while `eval_bind` is not the eager one (tests count the primitive calls
+# that reach NumPy by replacing it).
 
 # `prim.bind(x)` is `bind(prim, x)` itself, not a method calling it: rules bind primitives
 # this way everywhere, so under vmap(grad(...)) a Python frame per bind is saved.

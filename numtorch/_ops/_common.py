@@ -429,6 +429,8 @@ def elementwise_binary(prim, a, b, *, compute_dtype=None):
                 return wrap(out) if out.__class__ is ndarray else wrap_array(out)   # 0-d: a NumPy scalar
             sa, sb = xa.shape, xb.shape
             if len(sa) == len(sb) and sa == sb:   # lengths first: Note [Comparing shapes]
+                if not STACK:   # what `bind` decides here, without its frame and checks
+                    return _prim.autograd_bind(prim, (a, b), _NO_PARAMS)
                 return bind(prim, a, b)   # recorded by autograd; nothing to convert
             if not STACK:
                 out = _recorded_binary(prim, a, b, xa, xb)
@@ -582,6 +584,7 @@ def number_operand(n, x, shape):
 
 
 _NUMBER_OPERANDS: dict = {}   # (type, number, dtype, shape) -> its saved broadcast
+_NO_PARAMS: dict = {}   # the params of an elementwise primitive's node: shared, never written
 
 
 _FUSABLE: dict = {}             # (prim, pattern of edges and broadcasts) -> one node or not

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numpy import ndarray
 
-from .._core.primitive import bind
+from .._core import primitive as _prim
+from .._core.primitive import STACK, bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Tensor
 from .._prims.contraction import dot_general
 from ._common import broadcast_shapes, broadcast_to, check_tensor, cpp_type_name
@@ -25,6 +26,7 @@ def _same_dtype(a, b, fn="m1 and m2"):
 
 _MM_CONTRACTING = ((1,), (0,))
 _NO_BATCH = ((), ())
+_MM_PARAMS = {"contracting": _MM_CONTRACTING, "batch": _NO_BATCH}   # shared by nodes: never written
 
 
 def _dot(x, y, xc, yc, xb=(), yb=()):
@@ -97,6 +99,9 @@ def matmul(input, other):
                 and len(y.shape) == 2 and x.shape[1] == y.shape[0] and x.dtype is y.dtype):
             # Two eager matrices (every layer of an MLP): mm's checks, passed, without
             # building Size objects (Note [Eager fast path] in _ops/_common.py).
+            if (input._requires_grad or other._requires_grad) and grad_mode[0] and not STACK:
+                # recorded: what `bind` decides here (Note [Recording a node], autograd/engine.py)
+                return _prim.autograd_bind(dot_general, (input, other), _MM_PARAMS)
             return bind(dot_general, input, other, contracting=_MM_CONTRACTING, batch=_NO_BATCH)
     check_tensor(input, "input", "matmul")
     if not isinstance(other, Tensor):

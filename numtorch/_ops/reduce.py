@@ -10,6 +10,7 @@ import numpy as np
 from numpy import ndarray
 
 from .._core import dtypes as _dt
+from .._core import primitive as _prim
 from .._core.primitive import bind, grad_mode
 from .._core.tensor import TENSOR_TYPES, Tensor, wrap, wrap_array
 from .._prims import reduction as Rd
@@ -95,9 +96,20 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return sum(where(isnan(input), 0.0, input), dim, keepdim, dtype=dtype)
 
 
-@backward_name(lambda input, dim=None, *a, **k: "MeanBackward0" if dim is None else "MeanBackward1")
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the mean of ``input`` over ``dim``; requires a floating or complex dtype."""
+    d = input._data if input.__class__ in TENSOR_TYPES else None
+    if dim is None and dtype is None and d.__class__ is ndarray and d.dtype.kind in "fc" and \
+            d.size and d.dtype != np.float16:
+        if not (input._requires_grad and grad_mode[0]):
+            return sum(input) / d.size   # the general path's two ops, without its checks
+        if d.ndim and not _prim.STACK:
+            return _recorded_mean(input, d)   # Note [Mean as one node]
+    return _mean(input, dim, keepdim, dtype=dtype)
+
+
+@backward_name(lambda input, dim=None, *a, **k: "MeanBackward0" if dim is None else "MeanBackward1")
+def _mean(input, dim=None, keepdim=False, *, dtype=None):
     d = input._data if input.__class__ in TENSOR_TYPES else None
     if dim is None and dtype is None and d.__class__ is ndarray and d.dtype.kind in "fc" and \
             d.size and d.dtype != np.float16:
@@ -116,6 +128,44 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     for a in axes:
         n *= input.shape[a]
     return sum(input, dim, keepdim) / n if n else sum(input, dim, keepdim) * float("nan")
+
+
+# Note [Mean as one node]
+# `mean(x)` is `sum(x) / x.numel()`: two primitives, so eager autograd recorded two nodes
+# (SumBackward0, then the division named MeanBackward0) and ran two backward steps, each
+# with its own cotangent tensor. PyTorch records one MeanBackward0 whose next function is
+# x's. In eager mode (no transform active), for a tensor requiring grad and no `dim`,
+# `mean` records one node of `_mean_node` instead: its value is the two primitives' impls
+# applied in the same order (the same bits), and its rule is the two rules in sequence,
+# division of the cotangent by the count (a number, as `x / n` divides), then the
+# broadcast back to x's shape, so first and higher derivatives are the same values as
+# before, and under create_graph the same two nodes (DivBackward0, ExpandBackward0) are
+# recorded. The node reads no value (x only for its shape: Note [What backward reads]).
+# Under transforms, on meta tensors, with `dim` and for float16 (Note [float16 accumulates
+# in float32]) the general path runs as before.
+# One MAML inner step (benchmarks/transforms.py, classic row) records a mean per loss.
+
+def _recorded_mean(input, d):
+    axes = _all_axes(d.ndim)
+    n = d.size
+    r = E.div.impl(np.asarray(Rd.reduce_sum.impl(d, axes=axes)), np.asarray(n, d.dtype))
+    params = _MEAN_PARAMS.get((axes, n))
+    if params is None:
+        params = {"axes": axes, "count": n}
+        if len(_MEAN_PARAMS) < 1024:
+            _MEAN_PARAMS[(axes, n)] = params
+    edge = (input.grad_fn, input._output_nr) if input.grad_fn is not None else (input, 0)
+    return _prim.record_node(_mean_node, (input,), (edge,), wrap_array(r), params=params)
+
+
+def _mean_vjp(g, out, x, *, axes, count):
+    """MeanBackward0: reduce_sum's rule after div's (Note [Mean as one node])."""
+    return (Rd._expand_back(g / count, x, axes),)
+
+
+_MEAN_PARAMS: dict = {}   # (axes, count) -> the params a mean node keeps (never written)
+_mean_node = _prim.Primitive("mean", vjp=_mean_vjp, register=False)
+_mean_node.vjp_needs = ((),)   # Note [What backward reads]: shapes only
 
 
 def nanmean(input, dim=None, keepdim=False):

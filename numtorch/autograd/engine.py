@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import functools
 import heapq
-from heapq import heappush
+from heapq import heappop, heappush
 import itertools
 import operator
 
-from numpy import ndarray
+from numpy import asarray as _asarray, ndarray
 
 from .._core import primitive as _prim
 from .._core.meta import MetaArray
-from .._core.tensor import Tensor, eval_bind, wrap, wrap_array, wrap_sharing
+from .._core.tensor import Tensor, VersionCounter, eval_bind, wrap, wrap_array, wrap_sharing
 from .._ops.creation import zeros_like as _ops_zeros_like
 from .._ops.math import add as _ops_add
 
@@ -52,6 +52,25 @@ _TORCH_NODE_NAMES = {
 
 
 _next_seq = itertools.count().__next__
+_new = object.__new__
+_EVAL_BIND = eval_bind   # the eager one (Note [Recording a node])
+
+# Note [Recording a node]
+# Every op on a tensor that requires grad makes a Node, so its making is kept short
+# (classic MAML records about 7,000 per call). The node's plan (which primals and outputs
+# its rule reads, which it never reads: Notes [What backward reads], [Saved values]) is
+# cached on the primitive (`Primitive.node_plans`) per pattern of inputs needing
+# gradients, a small int for one or two inputs. A rule without `vjp_needs` reads
+# everything and has no plan (a graph_call's number of results varies from call to call).
+# The rare work (stand-ins for large unread values) sits in helpers the common node never
+# calls; the values read at one or two positions (mul, matmul, pow) or the output alone
+# (relu, exp) are listed without a loop. `autograd_bind` computes the eager value of a
+# one- or two-operand primitive itself (eval_bind and wrap, inlined) before making the
+# node: the same impl call and the same Tensor fields, two Python frames fewer per
+# recorded op; the ops layer's eager shortcuts for recorded same-shape elementwise ops
+# and matrix products call it directly (what `bind` decides for eager operands with no
+# transform active, without its frame and checks). Together these took the bytecodes of
+# a recorded `x * y` from 515 to 370.
 
 
 class Node:
@@ -62,82 +81,89 @@ class Node:
                  "__weakref__")
 
     def __init__(self, prim, params, saved, out, next_edges):
-        # Runs once per recorded op: no comprehensions (each is a call in Python 3.11) and
-        # one cached plan per primitive and pattern of inputs needing gradients.
+        # Runs once per recorded op (Note [Recording a node]): no comprehensions (each is a
+        # call in Python 3.11), one cached plan per primitive and pattern of inputs needing
+        # gradients, and nothing computed that the plan says is not needed.
         self.seq = _next_seq()   # creation order (Notes [Post-accumulate-grad hooks], [Execution order])
         self.prim = prim
         self.params = params
-        if prim.vjp_needs is None:
-            checked = list(saved)
-            if prim.multiple_results:
-                for o in out:
-                    if o.__class__ is Tensor:
-                        checked.append(o)
-            elif out.__class__ is Tensor:
-                checked.append(out)
-        else:
-            n = len(next_edges)   # the plan's key, spelled out for one and two inputs
-            if n == 1:
-                key = next_edges[0] is None
-            elif n == 2:
-                key = (next_edges[0] is None, next_edges[1] is None)
-            else:
-                key = tuple(map(_is_none, next_edges))
-            plan = prim_plans = _PLANS.get(prim)
-            if prim_plans is not None:
-                plan = prim_plans.get(key)
-            if plan is None:
-                plan = _plan(prim, next_edges, len(out) if prim.multiple_results else 1, key)
-            read, reads_out, dropped, drops_out = plan
-            if not read:   # a list only if the output is read (most nodes read nothing)
-                checked = [] if reads_out else None
-            elif len(read) == 1:
-                checked = [saved[read[0]]]
-            elif len(read) == 2:   # matmul, mul, pow: no comprehension (a call in 3.11)
-                checked = [saved[read[0]], saved[read[1]]]
-            else:
-                checked = [saved[i] for i in read]
-            if reads_out:
-                if prim.multiple_results:
-                    checked.extend(out[k] for k in reads_out if out[k].__class__ is Tensor)
-                else:
-                    checked.append(out)
-            if dropped:   # stand-ins: Note [Saved values]
-                for i in dropped:   # small arrays stay: look before copying `saved`
-                    d = saved[i]._data
-                    if d.__class__ is not ndarray or d.nbytes >= _STAND_IN_BYTES:
-                        saved = list(saved)
-                        for i in dropped:
-                            saved[i] = stand_in(saved[i])
-                        saved = tuple(saved)
-                        break
-            if drops_out:
-                if prim.multiple_results:
-                    out = tuple(stand_in(o) if k in drops_out and o.__class__ is Tensor else o
-                                for k, o in enumerate(out))
-                elif out.__class__ is Tensor:   # not _UNREAD
-                    d = out._data
-                    if d.__class__ is not ndarray or d.nbytes >= _STAND_IN_BYTES:
-                        out = stand_in(out)
-        if checked:   # the versions read explicitly: a dotted attrgetter is 4x slower
-            self.checked = checked
-            if len(checked) == 1:
-                self.versions = [checked[0]._version_counter.value]
-            elif len(checked) == 2:
-                self.versions = [checked[0]._version_counter.value,
-                                 checked[1]._version_counter.value]
-            else:
-                self.versions = [t._version_counter.value for t in checked]
-        else:   # most nodes: nothing to version-check; one shared empty list, never written
-            self.checked = self.versions = _NOTHING_CHECKED
-        self.saved = saved
-        self.out = out
         self.next_edges = next_edges
         self.pre_hooks = None
         self.post_hooks = None
         self.metadata = None
         self.sum_to = None   # Note [Broadcasting operands under autograd]
         self.own_out = False  # Note [A node keeps its output's value, not the output]
+        if prim.vjp_needs is None:   # the rule reads everything: nothing to plan (the
+            checked = list(saved)     # number of results may differ from call to call)
+            if prim.multiple_results:
+                for o in out:
+                    if o.__class__ is Tensor:
+                        checked.append(o)
+            elif out.__class__ is Tensor:
+                checked.append(out)
+            self.saved = saved
+            self.out = out
+            self.checked = checked
+            self.versions = [t._version_counter.value for t in checked]
+            return
+        n = len(next_edges)   # the plan's key, spelled out for one and two inputs
+        if n == 2:
+            key = (next_edges[0] is None) + 2 * (next_edges[1] is None)
+        elif n == 1:
+            key = next_edges[0] is None
+        else:
+            key = tuple(map(_is_none, next_edges))
+        plan = prim.node_plans.get(key)
+        if plan is None:
+            plan = _plan(prim, next_edges, len(out) if prim.multiple_results else 1, key)
+        read, reads_out, dropped, drops_out = plan
+        if dropped:   # stand-ins: Note [Saved values]
+            for i in dropped:   # small arrays stay: look before copying `saved`
+                d = saved[i]._data
+                if d.__class__ is not ndarray or d.nbytes >= _STAND_IN_BYTES:
+                    saved = _with_stand_ins(saved, dropped)
+                    break
+        if drops_out and out.__class__ is not _Unread:
+            out = _out_with_stand_ins(prim, out, drops_out)
+        self.saved = saved
+        self.out = out
+        # the versions read explicitly (a dotted attrgetter is 4x slower); tuples where
+        # the plan is one of the common ones
+        if read:
+            if reads_out is None:
+                if len(read) == 1:
+                    c = saved[read[0]]
+                    self.checked = (c,)
+                    self.versions = (c._version_counter.value,)
+                    return
+                if len(read) == 2:   # matmul, mul, pow
+                    c, c1 = saved[read[0]], saved[read[1]]
+                    self.checked = (c, c1)
+                    self.versions = (c._version_counter.value, c1._version_counter.value)
+                    return
+            checked = [saved[i] for i in read]
+        elif reads_out is None:   # most nodes: nothing to version-check
+            self.checked = self.versions = _NOTHING_CHECKED
+            return
+        elif not prim.multiple_results:   # relu, exp, tanh: the output alone
+            if out.__class__ is Tensor:
+                self.checked = (out,)
+                self.versions = (out._version_counter.value,)
+            else:
+                self.checked = self.versions = _NOTHING_CHECKED
+            return
+        else:
+            checked = []
+        if reads_out is not None:
+            if prim.multiple_results:
+                checked.extend(out[k] for k in reads_out if out[k].__class__ is Tensor)
+            elif out.__class__ is Tensor:
+                checked.append(out)
+        if checked:
+            self.checked = checked
+            self.versions = [t._version_counter.value for t in checked]
+        else:
+            self.checked = self.versions = _NOTHING_CHECKED
 
     def name(self) -> str:
         if self.metadata and "name" in self.metadata:
@@ -215,10 +241,11 @@ def _out_positions(entries, n_outs):
 
 
 def _plan(prim, edges, n_outs, key):
-    """(indices of the primals read, positions of the outputs read, indices of the primals
-    dropped, positions of the outputs dropped) for a node of ``prim`` with these edges
-    (Notes [What backward reads], [Saved values]); cached per primitive and pattern of
-    inputs needing gradients. A single-result primitive's output is position 0."""
+    """(indices of the primals read, positions of the outputs read or None, indices of the
+    primals dropped, positions of the outputs dropped) for a node of ``prim`` with these
+    edges (Notes [What backward reads], [Saved values]); cached on the primitive per
+    pattern of inputs needing gradients. A single-result primitive's output is position 0.
+    (A rule without `vjp_needs` has no plan: it reads everything.)"""
     needs = prim.vjp_needs
     read = set()
     for i, e in enumerate(edges):
@@ -231,16 +258,36 @@ def _plan(prim, edges, n_outs, key):
         for n in needs:
             kept.update(n)
         kept_outs = _out_positions(kept, n_outs)
+    reads_out = tuple(sorted(_out_positions(read, n_outs)))
     plan = (tuple(sorted(i for i in read if not isinstance(i, str))),
-            tuple(sorted(_out_positions(read, n_outs))),
+            reads_out or None,
             tuple(i for i in range(len(edges)) if i not in kept),
             tuple(k for k in range(n_outs) if k not in kept_outs))
-    _PLANS.setdefault(prim, {})[key] = plan
+    prim.node_plans[key] = plan
     return plan
 
 
-_PLANS: dict = {}   # prim -> {pattern of inputs without gradient: plan}
-_NOTHING_CHECKED: list = []   # the checked values and versions of a node that reads none
+def _with_stand_ins(saved, dropped):
+    """``saved`` with stand-ins for the primals the rule never reads (Note [Saved values])."""
+    saved = list(saved)
+    for i in dropped:
+        saved[i] = stand_in(saved[i])
+    return tuple(saved)
+
+
+def _out_with_stand_ins(prim, out, drops_out):
+    """``out`` with stand-ins for the outputs the rule never reads (Note [Saved values])."""
+    if prim.multiple_results:
+        return tuple(stand_in(o) if k in drops_out and o.__class__ is Tensor else o
+                     for k, o in enumerate(out))
+    if out.__class__ is Tensor:
+        d = out._data
+        if d.__class__ is not ndarray or d.nbytes >= _STAND_IN_BYTES:
+            return stand_in(out)
+    return out
+
+
+_NOTHING_CHECKED = ()   # the checked values and versions of a node that reads none
 
 
 def _is_none(e):
@@ -321,6 +368,46 @@ def record(prim, params, edges, saved, out, outs_as_tensors):
 
 def autograd_bind(prim, args, params):
     """Eager autograd level: evaluate below, then record a Node on the outputs."""
+    if not prim.multiple_results and prim.vjp_context is None and eval_bind is _EVAL_BIND:
+        # Note [Recording a node]: eval_bind and wrap, inlined for one or two arrays (unless
+        # a test replaced eval_bind to see the calls reaching NumPy)
+        n, r = len(args), None
+        if n == 2:
+            a, b = args
+            x, y = a._data, b._data
+            if x.__class__ is ndarray and y.__class__ is ndarray:
+                r = prim.impl(x, y, **params) if params else prim.impl(x, y)
+                edges = ((a.grad_fn, a._output_nr) if a.grad_fn is not None else
+                         ((a, 0) if a._requires_grad else None),
+                         (b.grad_fn, b._output_nr) if b.grad_fn is not None else
+                         ((b, 0) if b._requires_grad else None))
+        elif n == 1:
+            a = args[0]   # it requires grad: bind records only then
+            x = a._data
+            if x.__class__ is ndarray:
+                r = prim.impl(x, **params)
+                edges = ((a.grad_fn, a._output_nr) if a.grad_fn is not None else (a, 0),)
+        if r is not None:
+            if r.__class__ is not ndarray:
+                r = _asarray(r)
+            if r.dtype.kind not in "fc":   # _differentiable, inlined
+                return wrap(r)
+            out = _new(Tensor)
+            out._data = r
+            out._requires_grad = True
+            out._grad = None
+            out._version_counter = vc = _new(VersionCounter)
+            vc.value = 0
+            out._base = None
+            out._hooks = None
+            out._retains_grad = False
+            out._output_nr = 0
+            out._view_fn = None
+            out.grad_fn = node = Node(prim, params, args, wrap_sharing(r, vc) if (
+                _READS_OUT.get(prim) if prim in _READS_OUT else _reads_out(prim)) else _UNREAD,
+                edges)
+            node.own_out = True
+            return out
     out = eval_bind(prim, args, params)
     if prim.multiple_results:
         outs = out
@@ -530,13 +617,6 @@ def _reaching(root_nodes, targets):
     return reaching, capture_only
 
 
-def _drain(heap):
-    """The nodes of ``heap`` (entries ``(-seq, node)``), newest first, while it is refilled."""
-    pop = heapq.heappop
-    while heap:
-        yield pop(heap)[1]
-
-
 def _add(a, b):
     if a is None:
         return b
@@ -607,12 +687,11 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
     # Note [Execution order]: a heap of the nodes holding cotangents, newest first.
     heap = [(-n.seq, n) for n in buffers if needed is None or n in needed]
     heapq.heapify(heap)
-    order = _drain(heap)
     # Note [Post-accumulate-grad hooks]: leaves with hooks are finalized early.
-    early = None
+    order = early = None
     if accumulate and _leaf_hooks_live[0]:
-        order = sorted(_walk(root_nodes), key=_seq_of, reverse=True)
-        early = _last_uses(order)
+        order = sorted(_walk(root_nodes), key=_seq_of)   # popped from the end: newest first
+        early = _last_uses(reversed(order))
     owned = set()
     # Leaves that receive gradients: all of them for .backward(), else only the targets.
     leaf_ids = None if needed is None else {id(e[0]) for e in targets}
@@ -621,10 +700,20 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
     # This loop runs once per node (about 10,000 times in one run of the classic MAML
     # benchmark), so Node.apply is inlined (the version check reads each checked value's
     # counter directly, nothing for most nodes; apply raises PyTorch's errors when something
-    # is wrong), a node that holds a target is found by one set lookup, and a single-output
-    # consumer's buffer is made holding its first cotangent.
+    # is wrong), a node that holds a target is found by one set lookup, a single-output
+    # consumer's buffer is made holding its first cotangent, the heap is popped in the loop
+    # itself (a generator's step costs more than the pop), and a rule of one or two primals
+    # without params is called without building an argument tuple and dict.
     target_set = {e[0] for e in targets if e[0].__class__ is Node} if targets else ()
-    for node in order:
+    while True:   # the heap popped here, not by a generator: a generator's step costs more
+        if order is None:
+            if not heap:
+                break
+            node = heappop(heap)[1]
+        elif order:
+            node = order.pop()
+        else:
+            break
         buf = buffers.pop(node, None)
         if buf is None:   # only in `early`'s order, which lists every reachable node
             if node in early:
@@ -646,10 +735,14 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
         saved = node.saved
         if saved is None:
             node.apply(buf)   # raises: freed by an earlier backward
-        if node.checked:
-            for kept, version in zip(node.checked, node.versions):
-                if kept._version_counter.value != version:
-                    node.apply(buf)   # raises: modified in place
+        checked = node.checked
+        if checked:   # most check one or two values: no zip for them
+            versions = node.versions
+            if checked[0]._version_counter.value != versions[0] or len(checked) > 1 and (
+                    checked[1]._version_counter.value != versions[1] or len(checked) > 2):
+                for kept, version in zip(checked, versions):
+                    if kept._version_counter.value != version:
+                        node.apply(buf)   # raises: modified in place
         if prim.multiple_results:
             in_cts = prim.vjp(tuple([b if b is not None else _zeros_like(o)
                                      for b, o in zip(buf, node.out)]),
@@ -658,8 +751,12 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
                 _READS_OUT.get(prim) if prim in _READS_OUT else _reads_out(prim)):
             # Note [A node keeps its output's value, not the output]
             in_cts = prim.vjp(buf[0], _live_output(node, node.out), *saved, **node.params)
-        else:
+        elif node.params or len(saved) > 2:
             in_cts = prim.vjp(buf[0], node.out, *saved, **node.params)
+        elif len(saved) == 2:   # add, sub, mul, div: a plain call, no argument tuple or dict
+            in_cts = prim.vjp(buf[0], node.out, saved[0], saved[1])
+        else:
+            in_cts = prim.vjp(buf[0], node.out, *saved)
         primals = saved
         if node.sum_to is not None:   # Note [Broadcasting operands under autograd]
             in_cts, primals = _summed_to_inputs(node.sum_to, in_cts, saved)
