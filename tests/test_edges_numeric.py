@@ -137,3 +137,47 @@ def test_same_as_pytorch():
         ours, theirs = m_fn(torch), m_fn(pt)
         assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: torch.tensor([1, 2]).gather(0, torch.tensor([-1])), RuntimeError,
+     "index -1 is out of bounds for dimension 0 with size 2"),
+    (lambda: torch.tensor([1, 2]).scatter(0, torch.tensor([-1]), 5), RuntimeError, "index -1 is out"),
+    (lambda: torch.tensor([1, 2]).scatter_add(0, torch.tensor([-1]), torch.tensor([5])), RuntimeError,
+     "index -1 is out"),
+    (lambda: torch.take_along_dim(torch.tensor([1, 2]), torch.tensor([-1])), RuntimeError, "index -1 is out"),
+    (lambda: torch.tensor([1, 2]).index_select(0, torch.tensor([-1])), IndexError, "index out of range in self"),
+    (lambda: torch.tensor([1, 2]).index_add(0, torch.tensor([-1]), torch.tensor([5])), IndexError,
+     "index out of range in self")])
+def test_index_ops_reject_negative_indices(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+    assert torch.tensor([1, 2, 3])[torch.tensor([-1])].tolist() == [3]   # indexing wraps
+
+
+def _linspace_reference(start, end, steps):
+    """PyTorch's formula for float32 (Note [linspace's halves]) with exact rationals."""
+    from fractions import Fraction
+    s, e = np.float32(start), np.float32(end)
+    step = Fraction(float((e - s) / np.float32(steps - 1)))
+    half = steps // 2
+    exact = [Fraction(float(s)) + step * i for i in range(half)] + \
+            [Fraction(float(e)) - step * (steps - 1 - i) for i in range(half, steps)]
+    # one rounding of each exact value to float32, through float64 (exact for these sizes)
+    return np.array([np.float32(float(v)) for v in exact], np.float32)
+
+
+def test_linspace_is_symmetric_with_exact_ends():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        a, b = rng.normal(0, 10, 2)
+        steps = int(rng.integers(2, 100))
+        got = torch.linspace(a, b, steps).numpy()
+        assert got[0] == np.float32(a) and got[-1] == np.float32(b)
+        np.testing.assert_array_equal(got, _linspace_reference(a, b, steps))
+    pt = pytest.importorskip("torch")
+    for _ in range(50):
+        a, b = rng.normal(0, 10, 2)
+        steps = int(rng.integers(1, 500))
+        np.testing.assert_array_equal(torch.linspace(a, b, steps).numpy(),
+                                      pt.linspace(a, b, steps).numpy())

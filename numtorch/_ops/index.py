@@ -304,6 +304,7 @@ def gather(input, dim, index, *, sparse_grad=False):
         return gather(input.reshape(1), 0, index.reshape(-1), sparse_grad=sparse_grad).reshape(
             tuple(index.shape))
     d = canonical_dim(dim, input.ndim)
+    _no_negative_index(index, input, d)
     for k in range(input.ndim):
         if k != d and index.shape[k] > input.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index "
@@ -328,10 +329,24 @@ def take_along_dim(input, indices, dim=None):
     return gather(input.expand(s_in), d, indices.expand(s_ix))
 
 
+def _no_negative_index(index, input, d, in_self=False):
+    """gather/scatter/index_select/index_add take indices in [0, size): PyTorch's error for a
+    negative one, which the primitives (shared with x[i], where -1 is the last) would wrap.
+    Checked on concrete indices; a traced index is the primitive's to check."""
+    a = index._data
+    if a.__class__ is ndarray and a.size and a.min() < 0:
+        if in_self:
+            raise IndexError("index out of range in self")
+        size = input.shape[d] if input.ndim else 1
+        raise RuntimeError(f"index {a[a < 0].flat[0]} is out of bounds for dimension {d} with "
+                           f"size {size}")
+
+
 def _scatter_common(input, dim, index, src, fn):
     check_tensor(input, "input", fn)
     _check_same_ndim(input, index, fn)
     d = canonical_dim(dim, input.ndim)
+    _no_negative_index(index, input, d)
     if not isinstance(src, Tensor) and is_scalar(src):
         check_fits(src, input.dtype.np)   # Note [Scalars that must fit]
     src = to_tensor(src, input.dtype) if not isinstance(src, Tensor) else src.to(input.dtype)
@@ -367,6 +382,7 @@ def index_select(input, dim, index):
     if index._data.dtype.kind not in "iu":
         raise RuntimeError("index_select(): Expected dtype int32/int64 for index")
     d = canonical_dim(dim, input.ndim) if input.ndim else 0
+    _no_negative_index(index, input, d, in_self=True)
     if input.ndim == 0:  # PyTorch: a 0-d input gives a 0-d result
         return bind(I.take, input.reshape(1), index.reshape(-1), axis=0).reshape(())
     return bind(I.take, input, index.reshape(-1).to(_dt.int64), axis=d)
@@ -375,6 +391,7 @@ def index_select(input, dim, index):
 def index_add(input, dim, index, source, *, alpha=1):
     """Out-of-place ``index_add_``: adds ``alpha * source`` at ``index`` along ``dim``."""
     d = canonical_dim(dim, input.ndim)
+    _no_negative_index(index, input, d, in_self=True)
     if alpha != 1:
         source = source * alpha
     return bind(I.index_add, input, index.to(_dt.int64), source.to(input.dtype), axis=d)
