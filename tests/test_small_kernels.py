@@ -5,7 +5,8 @@ sigmoid's formula, np.maximum/np.minimum.reduce, np.concatenate / np.stack), so 
 references are those expressions, over thousands of shapes and the special values (NaN,
 ±inf, ±0.0, subnormals); the ops that call them are compared with their general path and
 with PyTorch; operands a kernel does not take, and a machine without a C compiler, fall
-back to NumPy with the same results and errors.
+back to NumPy with the same results and errors. Also here: argmax/argmin without a dim, whose
+eager shortcut (the general path's impl call, without its binds) came with them.
 """
 from __future__ import annotations
 
@@ -360,3 +361,21 @@ def test_log_softmax_matches_its_general_path_and_pytorch(dtype, shape, monkeypa
     with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax") as record:
         torch.log_softmax(x)
     assert record[0].filename == __file__
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8, np.bool_])
+@pytest.mark.parametrize("shape", [(), (1,), (10,), (3, 5), (4, 1, 6)])
+def test_argmax_argmin_without_dim_match_the_general_path_and_pytorch(dtype, shape):
+    pt = pytest.importorskip("torch")
+    a = np.asarray((np.random.default_rng(9).standard_normal(shape) * 3).astype(dtype))
+    if a.dtype.kind == "f" and a.size > 4:
+        a.flat[1], a.flat[3] = np.nan, np.nan   # the first NaN wins, as in PyTorch
+    x = torch.tensor(a)
+    for name in ("argmax", "argmin"):
+        for t, ref in ((x, a), (x.mT if a.ndim > 1 else x, np.swapaxes(a, -1, -2) if a.ndim > 1 else a)):
+            got = getattr(t, name)()
+            _same(got, vmap(lambda u: getattr(u, name)())(t[None])[0])
+            if dtype is not np.bool_:   # (PyTorch has no bool argmax; numtorch's both paths do)
+                _same(got, getattr(pt.from_numpy(np.ascontiguousarray(ref)), name)().numpy())
+    with pytest.raises(IndexError, match="Expected reduction dim to be specified"):
+        torch.empty(0, 3).argmax()

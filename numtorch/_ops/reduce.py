@@ -287,6 +287,8 @@ def _arg(prim, fn):
                 d.shape[dim]:   # Note [Eager fast path]: the primitive's impl
             out = prim.impl(d, axis=dim)
             return wrap_array(np.expand_dims(out, dim) if keepdim else out)
+        if dim is None and d is not None and d.size:   # what the general path binds, below
+            return wrap_array(prim.impl(d.reshape(-1), axis=0))
         check_tensor(input, "input", fn)
         if dim is None:
             if input.numel() == 0:
