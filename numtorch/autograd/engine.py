@@ -2,7 +2,9 @@
 
 Eager autograd (``requires_grad``/``.backward()``) and ``func.grad`` share this machinery
 (Note [One reverse mode]). This module owns recording and running backward; it must not
-know individual primitives: their VJP rules do the math.
+know individual primitives: their VJP rules do the math. Which nodes a backward runs
+(`autograd.grad`'s walk) is in _order.py; what it does at the leaves (AccumulateGrad,
+hooks, queued callbacks) is in _leaves.py.
 """
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ import functools
 import heapq
 from heapq import heappop, heappush
 import itertools
-import operator
 
 from numpy import asarray as _asarray, ndarray
 
@@ -19,6 +20,9 @@ from .._core.meta import MetaArray
 from .._core.tensor import Tensor, VersionCounter, eval_bind, wrap, wrap_array, wrap_sharing
 from .._ops.creation import zeros_like as _ops_zeros_like
 from .._ops.math import add as _ops_add
+from ._leaves import (  # noqa: F401 - re-exported: engine.queue_callback, engine._leaf_hooks_live
+    _accumulate, _add, _finish_leaves, _leaf_hooks_live, _queued_callbacks, _run_hooks,
+    _run_queued_callbacks, queue_callback)
 
 # Note [One reverse mode]
 # Reverse mode is a tape of VJP rules, PyTorch's way. A Node remembers a primitive, its
@@ -576,63 +580,6 @@ _prim.record_node = record_node
 # ---------------------------------------------------------------------------------------
 # The backward engine.
 
-# Note [Execution order]
-# Backward runs each node once, after every consumer of its outputs has sent its cotangent.
-# A node's `seq` is its creation number, and a node can only consume tensors that existed
-# when it was made, so every consumer of a node has a larger `seq` than the node: running
-# the nodes that hold cotangents in decreasing `seq` is a valid order, and it is PyTorch's
-# (its engine's ready queue runs the most recently created node first). The engine keeps
-# those nodes in a heap keyed by `-seq`: a node enters it when its first cotangent arrives
-# and leaves it when it runs, so `.backward()` walks no graph beforehand (PyTorch counts
-# dependencies in a walk first; with the order given by `seq`, no count is needed: when
-# the heap's top is node n, every node that could still send n a cotangent has a larger
-# `seq` and has already run). autograd.grad's `inputs` need one walk from the roots
-# (`_reaching`): it marks the nodes that can reach a target; the others are never run, and
-# no cotangent is computed for an edge into them (their lazy cotangents stay uncalled, Note
-# [Lazy cotangents]). A target's own node receives its cotangent (captured as the result)
-# but runs only if it leads to another target, as in PyTorch: `autograd.grad(loss, h)` for
-# an intermediate `h` neither computes h's inputs' gradients nor frees h's node. The walk stops at nodes older than every target: a node made before
-# all target nodes cannot lead to one. That keeps `autograd.grad(create_graph=True)` in a
-# loop (MAML's inner steps) from re-walking every earlier step's graph on each call; a
-# leaf target has no creation number, so with one the whole graph is walked.
-
-def _reaching(root_nodes, targets):
-    """(the nodes reachable from ``root_nodes`` that are or can reach one of ``targets``
-    (edges): those that receive cotangents, the target nodes that reach no other target:
-    those that only capture theirs) for autograd.grad (Note [Execution order])."""
-    floor = -1
-    target_ids = {id(e[0]) for e in targets}
-    if all(e[0].__class__ is Node for e in targets):
-        floor = min(e[0].seq for e in targets)
-    reaching, capture_only = set(), set()
-    for node in sorted(_walk(root_nodes, floor), key=_seq_of):   # children before parents
-        for e in node.next_edges:
-            if e is not None and (id(e[0]) in target_ids or e[0] in reaching):
-                reaching.add(node)
-                break
-        else:
-            if id(node) in target_ids:
-                reaching.add(node)
-                capture_only.add(node)
-    return reaching, capture_only
-
-
-def _add(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return _ops_add(a, b)
-
-
-def _run_hooks(hooks, g):
-    for h in hooks:
-        r = h(g)
-        if r is not None:
-            g = r
-    return g
-
-
 def run_backward(roots, grads, *, retain_graph=False, create_graph=False, inputs=None,
                  accumulate=True, allow_unused=False):
     """Propagate ``grads`` from ``roots`` back through the graph.
@@ -822,106 +769,6 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate, 
     return tuple(results)
 
 
-# Note [Post-accumulate-grad hooks]
-# ``Tensor.register_post_accumulate_grad_hook(hook)`` (PyTorch 2.1) calls ``hook(leaf)``
-# once the leaf's ``.grad`` holds this backward's gradient. DistributedDataParallel needs
-# this *during* backward, to start a bucket's all-reduce while earlier layers still
-# compute, so a leaf that has such hooks is finalized as soon as the last node with an edge
-# to it has run (`_last_uses`), not at the end; nodes run newest first (Note [Execution
-# order]), so the last layer's gradients really come first. A leaf's tensor hooks
-# (``register_hook``) run at the same moment, before its ``.grad`` is written: PyTorch's
-# AccumulateGrad node runs as soon as it is ready, so in ``y.backward()`` the last layer's
-# weight hook fires before the hooks of earlier layers' activations. Other leaves keep the
-# end-of-backward path, and while no leaf hook is registered anywhere (`_leaf_hooks_live`)
-# the engine does no extra work at all: with one, it lists every reachable node first
-# (`_walk`) to find each hooked leaf's last consumer. ``queue_callback`` is PyTorch's
-# ``Variable._execution_engine.queue_callback``: DDP uses it to wait for its all-reduces
-# before ``backward()`` returns.
-
-_leaf_hooks_live = [0]   # leaf hook registrations (tensor and post-accumulate) not yet removed
-_queued_callbacks = []              # run once when the current backward() finishes
-
-
-def queue_callback(fn):
-    """Calls ``fn()`` once the backward pass now running has finished accumulating."""
-    _queued_callbacks.append(fn)
-
-
-def _run_queued_callbacks():
-    try:
-        while _queued_callbacks:
-            _queued_callbacks.pop(0)()
-    finally:
-        _queued_callbacks.clear()
-
-
-def _walk(root_nodes, floor=-1):
-    """Every node reachable from ``root_nodes`` through nodes created at or after ``floor``."""
-    seen, stack = set(root_nodes), list(root_nodes)
-    while stack:
-        for e in stack.pop().next_edges:
-            if e is not None:
-                child = e[0]
-                if child.__class__ is Node and child not in seen and child.seq >= floor:
-                    seen.add(child)
-                    stack.append(child)
-    return seen
-
-
-_seq_of = operator.attrgetter("seq")
-
-
-def _last_uses(order):
-    """{node in ``order``: [leaves with hooks whose last consumer in ``order`` it is]}."""
-    last = {}
-    for node in order:
-        for e in node.next_edges:
-            if e is not None and e[0].__class__ is not Node and (
-                    e[0]._hooks or e[0].__dict__.get("_post_accumulate_hooks")):
-                last[id(e[0])] = (node, e[0])
-    early = {}
-    for node, leaf in last.values():
-        early.setdefault(node, []).append(leaf)
-    return early
-
-
-def _finish_leaves(leaves, leaf_grads, create_graph, owned):
-    for leaf in leaves:
-        entry = leaf_grads.pop(id(leaf), None)
-        if entry is not None:
-            _accumulate(leaf, entry[1], create_graph, owned)
-
-
-def _accumulate(leaf, g, create_graph, owned):
-    """AccumulateGrad: tensor hooks, then ``.grad += g``, then post-accumulate hooks."""
-    if leaf._hooks:
-        g = _run_hooks(leaf._hooks, g)
-    if not create_graph:
-        g = _owned_grad(g.detach(), owned)
-    leaf._grad = g if leaf._grad is None else _add(leaf._grad, g)
-    post = leaf.__dict__.get("_post_accumulate_hooks")
-    if post:
-        for h in tuple(post):
-            h(leaf)
-
-
-def _owned_grad(g, owned):
-    # Like PyTorch's AccumulateGrad, a leaf's .grad gets its own writable memory: a
-    # broadcast (read-only, zero-stride) cotangent or one sharing memory with another
-    # leaf's is copied, so p.grad.zero_() / .mul_() (zero_grad, clip_grad_norm_) work
-    # and stay local.
-    d = g._data
-    if d.__class__ is ndarray:
-        root = d
-        while isinstance(root.base, ndarray):
-            root = root.base
-        if not d.flags.writeable or not d.flags.c_contiguous or id(root) in owned:
-            g = wrap_array(d.copy())
-            root = g._data
-        owned.add(id(root))
-    return g
-
-
 def _n_outputs(node):
     if node.out is None:     # released by an earlier backward: apply raises PyTorch's error
         node.apply(None)
@@ -930,3 +777,6 @@ def _n_outputs(node):
 
 def _zeros_like(t):
     return _ops_zeros_like(t)
+
+
+from ._order import _last_uses, _reaching, _seq_of, _walk  # noqa: E402,F401 - they read Node
