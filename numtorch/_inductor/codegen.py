@@ -777,7 +777,7 @@ def generate(sched, buffers, prefix=""):
         if isinstance(step, Kernel):
             current.append(step.index)
         elif (made := gemm.segment_function(f"{prefix}x{i}", step, threshold)) is not None:
-            lines, args = made      # a product or an index extern in C (gemm.in_segment)
+            lines, args = made      # a product, an index extern or a scan in C (gemm.in_segment)
             for v in args:
                 buffers.name(v)
             launch.add(f"{prefix}x{i}", lines, args)

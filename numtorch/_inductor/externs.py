@@ -3,7 +3,7 @@ between kernels) and why, generated from the primitives' lower rules and the sch
 conditions: ``python -m numtorch._inductor.externs`` prints the table.
 
 This module only reports; ``scheduler.lowerable`` (and ``gemm.plan`` for products,
-``gather.plan`` for gather and scatter_add) decide.
+``gather.plan`` for gather and scatter_add, ``scan.plan`` for cumsum) decide.
 Each row names the primitive, when it is an extern ("always", or the dtypes or condition
 that make it one) and the reason, so the list in the issue's closing note is a printout,
 not a recount by hand.
@@ -45,6 +45,9 @@ def extern_table():
             elif name in ("gather", "scatter_add"):     # gather.plan
                 when = ("unless the index is shaped like the operand outside dim (Note [Index "
                         "externs in C], gather.py)")
+            elif name == "cumsum":      # scan.plan
+                when = ("unless of float32, float64 or int64 with no size-0 dim (Note [Scans "
+                        "in C], scan.py)")
             rows.append((name, when, rule.reason))
         elif prim.mutates is not None:
             rows.append((name, "always", "a write (Note [Effects]): runs after the kernels"))

@@ -380,15 +380,16 @@ def set_pointers(lib):
 
 def in_segment(step):
     """Whether the extern ``step`` runs as a function of its segment: a small product, a
-    BLAS call or an index extern (Note [Index externs in C], gather.py)."""
-    from . import gather
-    return bool(plan(step) or blas_plan(step) or gather.plan(step))
+    BLAS call, an index extern (Note [Index externs in C], gather.py) or a cumsum (Note
+    [Scans in C], scan.py)."""
+    from . import gather, scan
+    return bool(plan(step) or blas_plan(step) or gather.plan(step) or scan.plan(step))
 
 
 def segment_function(name, step, threshold):
     """(C lines, buffer vars) of the segment function running the extern ``step``, or
     None where it stays a NumPy call (``in_segment``)."""
-    from . import gather
+    from . import gather, scan
     args = [*step.ins, step.outs[0]]
     if (p := plan(step)) is not None:              # Note [Small products in C]
         return function(name, step, p, threshold), args
@@ -396,4 +397,6 @@ def segment_function(name, step, threshold):
         return blas_function(name, step, p), args
     if (p := gather.plan(step)) is not None:       # Note [Index externs in C], gather.py
         return gather.function(name, step, p), args
+    if (p := scan.plan(step)) is not None:         # Note [Scans in C], scan.py
+        return scan.function(name, step, p), args
     return None

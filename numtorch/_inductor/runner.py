@@ -554,7 +554,7 @@ def _in_c(sched):
     """Positions in ``sched.steps`` of what the library runs: the kernels, and the products
     and index externs codegen.generate put in its segments (Note [Small products in C],
     gemm.py; Note [BLAS calls in segments], gemm.py; Note [Index externs in C],
-    gather.py)."""
+    gather.py; Note [Scans in C], scan.py)."""
     return {i for i, s in enumerate(sched.steps) if isinstance(s, Kernel) or gemm.in_segment(s)}
 
 
