@@ -37,9 +37,14 @@ from .scheduler import C_TYPES
 # in place, at the same index as untiled. What is computed per element does not change:
 # the same expression on the same operand elements, only in another order of elements, so
 # the bits are the untiled kernel's (no reductions here: tiled kernels have none). Kernels
-# with no operand to stage keep the untiled loops. A kernel's chunks on the pool (pool.py)
-# are ranges of tiles.
+# with no operand to stage keep the untiled loops, and so do kernels whose tiles would be
+# narrower than MIN_SIDE (an 8x8 block) on either side: there the staging is all element
+# copies (out (1024, 3) from a (3, 1024) operand: 3.1 us tiled, 2.7 us by rows). Tiled
+# against by rows, one thread, same process: out (512, 784) 104 / 925 us, (64, 4096) 93 /
+# 194 us, (16, 64, 64) batched 14 / 24 us, (128, 10) 1.8 / 2.0 us, (2048, 2048) 3.9 / 24.0
+# ms. A kernel's chunks on the pool (pool.py) are ranges of tiles.
 TILE = 64
+MIN_SIDE = 8            # a tile narrower than a shuffled block is copied element by element
 
 PRELUDE = r"""/* Note [Tiled kernels] (tiling.py): dst[a*dn + b] = src[a + b*ss] for a < rows,
    b < cols: an operand's tile transposed into the output's order. 8x8 (4-byte) and 4x4
@@ -131,12 +136,12 @@ def read_strides(idx, shape):
 def candidates(kernel, outer):
     """The outer dims a kernel could be tiled along with its last dim (innermost first):
     none unless it is a kernel of pointwise computations of one shape of two or more dims
-    whose last dim and the candidate are longer than one."""
+    whose last dim and the candidate are at least MIN_SIDE long (Note [Tiled kernels])."""
     if kernel.horizontal or any(c.is_reduction for c in kernel.comps) or kernel.shape is None \
-            or len(kernel.shape) < 2 or kernel.shape[-1] == 1 \
-            or any(type(n) is not int for n in kernel.shape):
+            or len(kernel.shape) < 2 or any(type(n) is not int for n in kernel.shape) \
+            or kernel.shape[-1] < MIN_SIDE:
         return []
-    return [d for d in reversed(range(len(outer))) if outer[d] > 1]
+    return [d for d in reversed(range(len(outer))) if outer[d] >= MIN_SIDE]
 
 
 class Tile:
