@@ -1,6 +1,6 @@
 """Exact float operations written so that kernels vectorise (rounding.py): floor, ceil,
 trunc and round (Note [Rounding that vectorises]) and the remainder's checked fast form
-(Note [Remainder in float arithmetic]), compiled against eager numtorch (NumPy) bit for
+(Note [Remainder in float arithmetic]; fmod's too), compiled against eager numtorch (NumPy) bit for
 bit: edge values (signed zeros, halves, 2^23 and 2^52, infinities, NaNs, denormals), a
 sample of all float32 bit patterns, exact multiples and quotients beyond the fast domain,
 odd shapes, broadcasts, non-contiguous inputs, chunks on the pool; and the generated C
@@ -119,6 +119,19 @@ def test_remainder_matches_eager_bits(dtype):
     assert "nt_rem_fast(" in c.source and "nt_rem_ok(" in c.source
     _bits_equal(c(a, b)[0], f(a, b), nan_bits=False)
     g = lambda a: (a % 0.7, torch.remainder(a, -0.7))
+    for out, ref in zip(compiled(g, a)(a), g(a)):
+        _bits_equal(out, ref, nan_bits=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fmod_matches_eager_bits(dtype):
+    """fmod's fast form (the sign of the dividend) on the remainder's cases."""
+    a, b = _rem_cases(dtype)
+    a, b = torch.from_numpy(a), torch.from_numpy(b)
+    c = compiled(torch.fmod, a, b)
+    assert "nt_fmod_fast(" in c.source and "nt_rem_ok(" in c.source
+    _bits_equal(c(a, b)[0], torch.fmod(a, b), nan_bits=False)
+    g = lambda a: (torch.fmod(a, 0.7), torch.fmod(a.t() if a.dim() == 2 else a, -0.7))
     for out, ref in zip(compiled(g, a)(a), g(a)):
         _bits_equal(out, ref, nan_bits=False)
 
