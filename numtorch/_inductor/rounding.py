@@ -54,7 +54,9 @@ from __future__ import annotations
 # form (its loop has no second pass). Checked in a C harness against the exact form (libm's
 # fmod in double): every 41st float32 bit pattern of a with 40 divisors (zeros,
 # infinities, NaN, denormals, FLT_MAX, 0.7, ...) and 4e8 random pairs, half of them near
-# exact multiples: 2.36e9 pairs in the fast domain, 0 differences; and against NumPy in
+# exact multiples: 2.36e9 pairs in the fast domain, 0 differences, for the first form of the
+# code; the restructured, vectorising form was re-checked on 3.9e8 pairs per op, 0
+# differences; and against NumPy in
 # tests/inductor/test_rounding.py. torch.remainder(x, 0.7) on 1024x1024 float32, one
 # thread's CPU time, minimum of 30 interleaved calls: 21.7 ms before, 0.43 ms now
 # (torch.compile 1.8 ms).
