@@ -508,7 +508,7 @@ class Emitter:
         """Whether the kernel runs in chunks on the pool (Note [Kernels on the pool],
         pool.py): not below the threshold, where the chunks would cost more than a second
         thread saves."""
-        return self.work() > (config.cpp.parallel_threshold_with_blas if _calls_blas(self.sched)
+        return self.work() >= (config.cpp.parallel_threshold_with_blas if _calls_blas(self.sched)
                               else config.cpp.parallel_threshold)
 
     def work(self):
