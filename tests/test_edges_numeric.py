@@ -3,6 +3,7 @@ floor division, shifts, median with NaN, nansum of integers, all/any of uint8, b
 subtraction, integer powers with negative exponents, float16 means and running sums. The
 references are Python's own arithmetic and NumPy; PyTorch where installed."""
 import math
+import types
 
 import numpy as np
 import pytest
@@ -181,3 +182,45 @@ def test_linspace_is_symmetric_with_exact_ends():
         steps = int(rng.integers(1, 500))
         np.testing.assert_array_equal(torch.linspace(a, b, steps).numpy(),
                                       pt.linspace(a, b, steps).numpy())
+
+
+_UNORDERED = {
+    "sort": lambda c: c.sort(), "argsort": lambda c: c.argsort(), "msort": lambda c: torch.msort(c),
+    "topk": lambda c: c.topk(1), "kthvalue": lambda c: c.kthvalue(1), "median": lambda c: c.median(),
+    "median dim": lambda c: c.median(0), "clamp": lambda c: c.clamp(0, 1),
+    "clamp_min": lambda c: c.clamp_min(0), "minimum": lambda c: torch.minimum(c, c),
+    "maximum": lambda c: torch.maximum(c, c), "fmax": lambda c: torch.fmax(c, c),
+    "fmin": lambda c: torch.fmin(c, c), "round": lambda c: c.round(), "floor": lambda c: c.floor(),
+}
+_NO_BOOL_LOOP = {"topk": lambda b: b.topk(1), "median": lambda b: b.median(),
+                 "round": lambda b: b.round(), "floor": lambda b: b.floor(), "ceil": lambda b: b.ceil(),
+                 "trunc": lambda b: b.trunc()}
+
+
+@pytest.mark.parametrize("name", sorted(_UNORDERED))
+def test_order_based_ops_reject_complex(name):
+    """Complex numbers have no order: PyTorch raises where NumPy would compare them
+    lexicographically."""
+    with pytest.raises((RuntimeError, NotImplementedError), match="complex|Complex"):
+        _UNORDERED[name](torch.tensor([1 + 2j, 3 + 0j]))
+
+
+@pytest.mark.parametrize("name", sorted(_NO_BOOL_LOOP))
+def test_ops_without_a_bool_loop_reject_bool(name):
+    with pytest.raises((RuntimeError, NotImplementedError), match="[Bb]ool"):
+        _NO_BOOL_LOOP[name](torch.tensor([True, False]))
+    assert torch.tensor([True, False]).sort().values.tolist() == [False, True]   # sort has one
+
+
+@pytest.mark.parametrize("name", sorted(_UNORDERED) + [f"bool {n}" for n in sorted(_NO_BOOL_LOOP)])
+def test_the_same_errors_as_pytorch(name):
+    pt = pytest.importorskip("torch")
+    fn, data = ((_NO_BOOL_LOOP[name[5:]], [True, False]) if name.startswith("bool ")
+                else (_UNORDERED[name], [1 + 2j, 3 + 0j]))
+    errors = []
+    for m in (torch, pt):
+        fn_m = types.FunctionType(fn.__code__, {"torch": m})   # the same lambda, m's functions
+        with pytest.raises((RuntimeError, NotImplementedError)) as info:
+            fn_m(m.tensor(data))
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]

@@ -168,23 +168,35 @@ def _real_only(kernel, input, other):
 
 def maximum(input, other):
     """Elementwise maximum of ``input`` and ``other``."""
+    _ordered("maximum", input, other)
     return elementwise_binary(E.maximum, input, other)
 
 
 def minimum(input, other):
     """Elementwise minimum of ``input`` and ``other``."""
+    _ordered("minimum", input, other)
     return elementwise_binary(E.minimum, input, other)
+
+
+def _ordered(name, input, other):
+    """PyTorch's error for an order-based op on complex numbers, which have no order (NumPy
+    would compare them lexicographically)."""
+    for x in (input, other):
+        if x._data.dtype.kind == "c" if isinstance(x, Tensor) else x.__class__ is complex:
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
 
 
 @backward_name("FmaxBackward0")
 def fmax(input, other):
     """Elementwise maximum that ignores NaN: NaN only where both operands are NaN."""
+    _ordered("fmax", input, other)
     return _nan_ignoring(maximum, input, other)
 
 
 @backward_name("FminBackward0")
 def fmin(input, other):
     """Elementwise minimum that ignores NaN: NaN only where both operands are NaN."""
+    _ordered("fmin", input, other)
     return _nan_ignoring(minimum, input, other)
 
 
@@ -253,8 +265,11 @@ def sgn(input):
 def _rounding(prim):
     def op(input):
         check_tensor(input, "input", prim.name)
-        if input._data.dtype.kind in "iub":
+        kind = input._data.dtype.kind
+        if kind in "iu":
             return input.clone()
+        if kind in "bc":
+            _no_rounding_loop(prim.name, input)
         return bind(prim, input)
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise {prim.name}; integer tensors are returned unchanged."
@@ -268,12 +283,23 @@ fix = trunc
 def round(input, *, decimals=0):
     """Rounds half to even, as PyTorch does; ``decimals`` scales before rounding."""
     check_tensor(input, "input", "round")
-    if input._data.dtype.kind in "iub":
+    kind = input._data.dtype.kind
+    if kind in "iu":
         return input.clone()
+    if kind in "bc":
+        _no_rounding_loop("round", input)
     if decimals:
         scale = 10.0 ** decimals
         return bind(E.round, input * scale) / scale
     return bind(E.round, input)
+
+
+def _no_rounding_loop(name, input):
+    """PyTorch's errors for rounding a bool tensor (no CPU loop) or a complex one."""
+    if input._data.dtype.kind == "c" and name != "round":
+        raise NotImplementedError(f"{name} is not supported for complex inputs")
+    raise NotImplementedError(f"\"{name}_vml_cpu\" not implemented for "
+                              f"'{scalar_type_name(input.dtype)}'")
 
 
 def frac(input):
@@ -530,6 +556,8 @@ _LIMITS: dict = {}   # NumPy dtype -> its lowest and highest value, as 0-d array
 @backward_name(_clamp_name)
 def _clamp(input, min=None, max=None):
     check_tensor(input, "input", "clamp")
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     bounds = [b for b in (min, max) if is_scalar(b)]

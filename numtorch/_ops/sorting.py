@@ -5,13 +5,27 @@ from __future__ import annotations
 from .._core import dtypes as _dt
 from .._core.primitive import bind
 from .._prims.sorting import sort as sort_p
-from ._common import canonical_dim, check_tensor
+from ._common import canonical_dim, check_tensor, scalar_type_name as _scalar_type_name
 from ._backward_names import backward_name
 from .. import return_types as _rt
 
 
+_NO_ORDER = {   # PyTorch's errors for dtypes its CPU sorting kernels do not take
+    ("c", "sort"): (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    ("c", "argsort"): (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    ("c", "msort"): (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    ("c", "topk"): (RuntimeError, " topk does not support complex dtypes on CPU"),
+    ("b", "topk"): (RuntimeError, "topk does not support bool dtypes on CPU"),
+    ("c", "kthvalue"): (NotImplementedError, "\"kthvalue_cpu\" not implemented for '{}'"),
+}
+
+
 def _sorted(input, dim, descending, fn):
     check_tensor(input, "input", fn)
+    kind = input._data.dtype.kind
+    if kind in "bc" and (kind, fn) in _NO_ORDER:
+        error, message = _NO_ORDER[kind, fn]
+        raise error(message.format(_scalar_type_name(input.dtype)))
     if input.ndim == 0:
         canonical_dim(dim, 0)  # only 0 and -1 are valid on a 0-d tensor
         from .creation import zeros
@@ -74,6 +88,10 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def median(input, dim=None, keepdim=False):
     """The lower median: of all elements (a tensor), or along ``dim`` (values, indices)."""
     check_tensor(input, "input", "median")
+    if input._data.dtype.kind in "bc":
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_scalar_type_name(input.dtype)}'")
     if dim is None:
         flat = input.reshape(-1)
         if flat.numel() == 0:
